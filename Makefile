@@ -1,0 +1,71 @@
+# Bloom: `make run` (embedded default, no servers) and `make test` (PostgreSQL + pgvector + Redis).
+SHELL := /bin/bash
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+HOST ?= 127.0.0.1
+PORT ?= 8000
+# The production-like services the suite uses (see scripts/prepare_services.sh).
+TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/bloom
+TEST_BROKER_URL ?= redis://127.0.0.1:6379/0
+export HF_HUB_OFFLINE := 1
+
+.PHONY: install models services migrate seed run test test-postgres test-embedded bench lint fmt clean
+
+$(VENV)/.installed: requirements.txt requirements-dev.txt
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@$(PIP) install -q --upgrade pip
+	@# torch: the CPU build lies on disk for Python 3.11 (see shared/REFERENCE.md)
+	$(PIP) install -q -r requirements-dev.txt
+	@touch $@
+
+install: $(VENV)/.installed
+
+models: install
+	$(PY) manage.py bloom_models
+
+services:
+	@scripts/prepare_services.sh
+
+migrate: install
+	$(PY) manage.py migrate --noinput
+
+seed: migrate
+	$(PY) manage.py seed_demo
+
+run: install models migrate seed
+	$(PY) manage.py collectstatic --noinput -v0
+	$(PY) manage.py preflight
+	@echo ""
+	@echo "  Bloom is starting:"
+	@echo "    chat page   http://$(HOST):$(PORT)/"
+	@echo "    admin       http://$(HOST):$(PORT)/admin/"
+	@echo "    API docs    http://$(HOST):$(PORT)/api/docs/"
+	@echo "    health      http://$(HOST):$(PORT)/healthz"
+	@echo ""
+	HOST=$(HOST) PORT=$(PORT) $(VENV)/bin/honcho start -f Procfile
+
+test: install services models test-postgres test-embedded
+
+# The full suite against PostgreSQL + pgvector with a Redis broker.
+test-postgres:
+	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_BROKER_URL) \
+	  $(VENV)/bin/pytest -m "not embedded" $(PYTEST_ARGS)
+
+# A smoke suite against the embedded default (SQLite + filesystem broker).
+test-embedded:
+	env -u DATABASE_URL -u CELERY_BROKER_URL BLOOM_VAR_DIR=$(CURDIR)/var/test-embedded \
+	  $(VENV)/bin/pytest -m embedded $(PYTEST_ARGS)
+
+bench: install services models
+	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_BROKER_URL) $(PY) bench/run.py $(BENCH_ARGS)
+
+lint: install
+	$(VENV)/bin/ruff check .
+
+fmt: install
+	$(VENV)/bin/ruff check --fix .
+
+clean:
+	rm -rf var/broker var/test-embedded

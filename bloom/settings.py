@@ -1,0 +1,201 @@
+"""The one settings module. Everything that differs between machines comes from the environment
+(see README "Configuration"); with nothing set you get the embedded default: SQLite, the
+filesystem broker, in-process llama.cpp, MiniLM embeddings and the locally trained GLiNER."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from bloom.config import (
+    DEFAULT_EMBEDDINGS,
+    DEFAULT_ENTITY_MODEL,
+    DEFAULT_LLM,
+    EMBEDDING_PROVIDERS,
+    LLM_PROVIDERS,
+    ConfigError,
+    env_bool,
+    env_float,
+    env_int,
+    env_str,
+    parse_broker_url,
+    parse_database_url,
+    parse_model_spec,
+)
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(env_str("BLOOM_VAR_DIR", str(BASE_DIR / "var")))
+VAR_DIR.mkdir(parents=True, exist_ok=True)
+
+# Models load from packages on disk, never from a hub.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+# --- core -----------------------------------------------------------------------------------
+DEBUG = env_bool("DEBUG", True)
+_secret = os.environ.get("SECRET_KEY", "").strip()
+if not _secret:
+    if not DEBUG:
+        raise ConfigError("SECRET_KEY must be set when DEBUG is off")
+    # Development only: a key that is obviously not a secret. Production must set SECRET_KEY.
+    _secret = "django-insecure-bloom-development-key-do-not-use-in-production"
+SECRET_KEY = _secret
+ALLOWED_HOSTS = [h.strip() for h in env_str("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver").split(",") if h.strip()]
+CSRF_TRUSTED_ORIGINS = [o.strip() for o in env_str("CSRF_TRUSTED_ORIGINS", "").split(",") if o.strip()]
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "django_htmx",
+    "corsheaders",
+    "django_celery_beat",
+    "bloom",
+    "bloom.outbox",
+    "telemetry",
+    "memory",
+    "coaching",
+    "evaluation",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "corsheaders.middleware.CorsMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "bloom.urls"
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+WSGI_APPLICATION = "bloom.wsgi.application"
+ASGI_APPLICATION = "bloom.asgi.application"
+
+# --- database -------------------------------------------------------------------------------
+DATABASE_URL = env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'bloom.sqlite3'}")
+DATABASES = {"default": parse_database_url(DATABASE_URL, base_dir=BASE_DIR)}
+# Concurrent test runs (several checkouts on one machine) can pick their own test database.
+if os.environ.get("BLOOM_TEST_DB_NAME"):
+    DATABASES["default"]["TEST"] = {"NAME": os.environ["BLOOM_TEST_DB_NAME"]}
+DB_VENDOR = "postgresql" if "postgresql" in DATABASES["default"]["ENGINE"] else "sqlite"
+EMBEDDED = DB_VENDOR == "sqlite"
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = VAR_DIR / "static"
+STATICFILES_DIRS = [BASE_DIR / "static"] if (BASE_DIR / "static").is_dir() else []
+LOGIN_URL = "/admin/login/"
+
+# --- security (production values when DEBUG is off; `check --deploy` is clean then) ----------
+if not DEBUG:
+    SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31536000)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = True
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_CONTENT_TYPE_NOSNIFF = True
+X_FRAME_OPTIONS = "DENY"
+CORS_ALLOWED_ORIGINS = [o.strip() for o in env_str("CORS_ALLOWED_ORIGINS", "").split(",") if o.strip()]
+CORS_URLS_REGEX = r"^/api/.*$"
+DATA_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
+
+# --- REST API -------------------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "PAGE_SIZE": 50,
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Bloom API",
+    "DESCRIPTION": "Learning coach with long-term learner memory.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
+
+# --- models ---------------------------------------------------------------------------------
+BLOOM_MODEL_CACHE = Path(os.path.expanduser(env_str("BLOOM_MODEL_CACHE", "~/.cache/bloom")))
+BLOOM_LLM = parse_model_spec("BLOOM_LLM", env_str("BLOOM_LLM", DEFAULT_LLM), LLM_PROVIDERS)
+BLOOM_EMBEDDINGS = parse_model_spec(
+    "BLOOM_EMBEDDINGS", env_str("BLOOM_EMBEDDINGS", DEFAULT_EMBEDDINGS), EMBEDDING_PROVIDERS
+)
+BLOOM_ENTITY_MODEL = env_str("BLOOM_ENTITY_MODEL", DEFAULT_ENTITY_MODEL)
+OLLAMA_HOST = env_str("OLLAMA_HOST", "http://127.0.0.1:11434")
+BLOOM_LLM_TIMEOUT = env_float("BLOOM_LLM_TIMEOUT", 120.0)
+BLOOM_LLM_RETRIES = env_int("BLOOM_LLM_RETRIES", 2, minimum=0)
+BLOOM_LLM_CONTEXT = env_int("BLOOM_LLM_CONTEXT", 4096, minimum=512)
+BLOOM_LLM_THREADS = env_int("BLOOM_LLM_THREADS", max(1, (os.cpu_count() or 2)), minimum=1)
+EMBEDDING_DIM = 384
+# Store prompt/response text in telemetry rows: on in the embedded demo, off in production.
+BLOOM_TELEMETRY_CONTENT = env_bool("BLOOM_TELEMETRY_CONTENT", EMBEDDED)
+BLOOM_TELEMETRY_CONTENT_MAX = env_int("BLOOM_TELEMETRY_CONTENT_MAX", 4000, minimum=0)
+
+# --- celery ---------------------------------------------------------------------------------
+BROKER_DIR = VAR_DIR / "broker"
+CELERY_BROKER_URL = parse_broker_url(env_str("CELERY_BROKER_URL", "filesystem://"))
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    for sub in ("in", "processed"):
+        (BROKER_DIR / sub).mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(BROKER_DIR / "in"),
+        "data_folder_out": str(BROKER_DIR / "in"),
+        "processed_folder": str(BROKER_DIR / "processed"),
+        "store_processed": False,
+    }
+else:
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+
+# --- memory ---------------------------------------------------------------------------------
+BLOOM_SUMMARY_THRESHOLD = env_int("BLOOM_SUMMARY_THRESHOLD", 5, minimum=1)
+BLOOM_ARCHIVE_AFTER_DAYS = env_int("BLOOM_ARCHIVE_AFTER_DAYS", 30, minimum=1)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    "loggers": {"httpx": {"level": "WARNING"}, "httpcore": {"level": "WARNING"}},
+}

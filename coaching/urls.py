@@ -1,0 +1,3 @@
+"""Server-rendered pages (the htmx chat page)."""
+
+urlpatterns: list = []
