@@ -21,7 +21,7 @@ class CallContext:
     service: str = ""  # the calling service, e.g. "coaching.turn" or "memory.extract_facts"
 
 
-_current: contextvars.ContextVar[CallContext] = contextvars.ContextVar("bloom_llm_call_context", default=CallContext())
+_current: contextvars.ContextVar[CallContext] = contextvars.ContextVar("bloom_llm_call_context", default=CallContext())  # noqa: B039 - frozen, immutable
 
 
 def current_context() -> CallContext:

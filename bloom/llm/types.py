@@ -47,14 +47,30 @@ class ChatResult:
 
 
 class ChatStream:
-    """Iterate to receive text tokens; `.result` holds the ChatResult once iteration finished."""
+    """Iterate to receive text tokens; `.result` holds the ChatResult once iteration finished.
+
+    Stopping early (break, `close()`, or dropping the stream) records the call as `cancelled`."""
 
     def __init__(self, tokens: Iterator[str]):
         self._tokens = tokens
         self.result: ChatResult | None = None
+        self.call_id: str = ""  # telemetry id of the attempt that is streaming (set once it starts)
 
     def __iter__(self) -> Iterator[str]:
         return self._tokens
+
+    def close(self) -> None:
+        """Abandon the stream: frees the model and records the call as cancelled."""
+        close = getattr(self._tokens, "close", None)
+        if close is not None:
+            close()
+
+    def collect(self) -> ChatResult:
+        """Drain the stream and return the final result (convenience for callers that need both)."""
+        for _ in self._tokens:
+            pass
+        assert self.result is not None
+        return self.result
 
 
 @dataclass(frozen=True)
@@ -68,10 +84,20 @@ class EntitySpan:
 
 # --- typed errors -------------------------------------------------------------------------------
 class LLMError(Exception):
-    """Base of every model-layer error. `transient` errors are retried with backoff."""
+    """Base of every model-layer error. `transient` errors are retried with backoff.
+
+    `transient` may be overridden per instance (e.g. a missing model file is "unavailable" but
+    retrying cannot help)."""
 
     status = "error"
     transient = False
+
+    def __init__(self, message: str = "", *, transient: bool | None = None, retry_after: float | None = None):
+        super().__init__(message)
+        if transient is not None:
+            self.transient = transient
+        # Seconds after which trying again makes sense (circuit breaker cool-down, HTTP Retry-After).
+        self.retry_after = retry_after
 
 
 class LLMUnavailable(LLMError):

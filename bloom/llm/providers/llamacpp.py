@@ -1,0 +1,157 @@
+"""In-process llama.cpp. One `Llama` per model file, loaded once; a lock per model because a
+llama.cpp context is not safe to use from two threads at once (requests queue on the lock).
+
+Generation always streams internally: that gives time to first token for every call and lets a
+call stop at the timeout between tokens (prompt evaluation itself cannot be interrupted)."""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from bloom.llm import assets
+from bloom.llm.providers.base import ChatRequest, Done, Token
+from bloom.llm.providers.common import (
+    flatten_tool_messages,
+    parse_json_output,
+    parse_tool_output,
+    tool_choice_schema,
+    tool_system_prompt,
+)
+from bloom.llm.settings import llm_setting
+from bloom.llm.types import ChatResult, LLMError, LLMTimeout, LLMUnavailable, Usage
+
+_load_lock = threading.Lock()
+_models: dict[str, tuple[Any, threading.Lock]] = {}
+
+
+@atexit.register
+def _close_models() -> None:
+    # Free llama.cpp explicitly while the interpreter is intact; its __del__ at shutdown is noisy.
+    with _load_lock:
+        for llm, _lock in _models.values():
+            with contextlib.suppress(Exception):  # best effort at exit
+                llm.close()
+        _models.clear()
+
+
+def model_path(model: str) -> Path:
+    return assets.chat_model_path(model)
+
+
+def load_model(model: str) -> tuple[Any, threading.Lock]:
+    path = model_path(model)
+    key = str(path)
+    with _load_lock:
+        if key in _models:
+            return _models[key]
+        if not path.is_file():
+            raise LLMUnavailable(
+                f"chat model file {path} is missing: run `python manage.py bloom_models` "
+                f"(or set BLOOM_LLM to another model)", transient=False)
+        try:
+            from llama_cpp import Llama
+
+            llm = Llama(model_path=key, n_ctx=int(llm_setting("BLOOM_LLM_CONTEXT", 4096)),
+                        n_threads=int(llm_setting("BLOOM_LLM_THREADS", 2)), verbose=False)
+        except Exception as exc:  # llama.cpp raises ValueError/RuntimeError for bad files
+            raise LLMUnavailable(f"could not load chat model {path}: {exc}", transient=False) from None
+        _models[key] = (llm, threading.Lock())
+        return _models[key]
+
+
+def _sampling(options: dict[str, Any]) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {"max_tokens": int(options.get("max_tokens", 512))}
+    for name in ("temperature", "top_p", "top_k", "seed", "stop", "repeat_penalty"):
+        if options.get(name) is not None:
+            kwargs[name] = options[name]
+    return kwargs
+
+
+class LlamaCppChat:
+    name = "llamacpp"
+
+    def _prepare(self, request: ChatRequest) -> tuple[list[dict[str, Any]], dict | None]:
+        messages = flatten_tool_messages(request.messages)
+        schema = request.schema
+        if request.tools:
+            # Tool calls through a schema: the grammar forces {"tool_calls": [...]} or {"answer": ...}.
+            messages = [{"role": "system", "content": tool_system_prompt(request.tools)}, *messages]
+            schema = tool_choice_schema(request.tools)
+        return messages, schema
+
+    def stream(self, request: ChatRequest) -> Iterator[Token | Done]:
+        llm, lock = load_model(request.model)
+        messages, schema = self._prepare(request)
+        kwargs = _sampling(request.options)
+        if schema is not None:
+            kwargs["response_format"] = {"type": "json_object", "schema": schema}
+        # Structured output is parsed as a whole; streaming JSON fragments to a reader is useless.
+        yield_tokens = not request.tools and request.schema is None
+        started = time.monotonic()
+        parts: list[str] = []
+        finish = "stop"
+        first_piece_s: float | None = None
+        with lock:
+            try:
+                chunks = llm.create_chat_completion(messages=messages, stream=True, **kwargs)
+            except ValueError as exc:  # e.g. prompt longer than the context window
+                raise LLMError(f"llama.cpp rejected the request: {exc}") from None
+            try:
+                for chunk in chunks:
+                    choice = chunk["choices"][0]
+                    piece = choice.get("delta", {}).get("content")
+                    if piece:
+                        if first_piece_s is None:
+                            first_piece_s = time.monotonic() - started
+                        parts.append(piece)
+                        if yield_tokens:
+                            yield Token(piece)
+                    if choice.get("finish_reason"):
+                        finish = choice["finish_reason"]
+                    if time.monotonic() - started > request.timeout:
+                        raise LLMTimeout(f"llama.cpp generation exceeded {request.timeout:.0f}s")
+            except ValueError as exc:
+                raise LLMError(f"llama.cpp failed: {exc}") from None
+            finally:
+                close = getattr(chunks, "close", None)
+                if close:
+                    close()
+            text = "".join(parts)
+            # No usage in llama.cpp streams: the context holds prompt + completion tokens.
+            output_tokens = len(llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)) if text else 0
+            input_tokens = max(int(llm.n_tokens) - output_tokens, 0)
+        result = ChatResult(text=text, usage=Usage(input_tokens=input_tokens, output_tokens=output_tokens),
+                            finish_reason=finish, provider=self.name, request_model=request.model,
+                            response_model=Path(model_path(request.model)).stem,
+                            time_to_first_token_s=first_piece_s)
+        if request.tools:
+            result.text, result.tool_calls = parse_tool_output(text, request.tools)
+            if result.tool_calls:
+                result.finish_reason = "tool_calls"
+            if not yield_tokens and result.text:
+                yield Token(result.text)
+        elif request.schema is not None:
+            result.parsed = parse_json_output(text, request.schema)
+        yield Done(result)
+
+    def chat(self, request: ChatRequest) -> ChatResult:
+        for event in self.stream(request):
+            if isinstance(event, Done):
+                return event.result
+        raise LLMError("llama.cpp stream ended without a result")  # pragma: no cover
+
+    def health(self, model: str) -> tuple[bool, str]:
+        path = model_path(model)
+        if not path.is_file():
+            return False, f"chat model file {path} is missing: run `python manage.py bloom_models`"
+        try:
+            load_model(model)
+        except LLMError as exc:
+            return False, str(exc)
+        return True, f"llama.cpp in-process, {path.name}"

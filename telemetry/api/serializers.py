@@ -1,0 +1,48 @@
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from telemetry.models import ModelCall
+
+
+class ModelCallOutput(serializers.ModelSerializer):
+    class Meta:
+        model = ModelCall
+        fields = ("call_id", "trace_id", "parent_call_id", "operation", "provider", "request_model",
+                  "response_model", "input_tokens", "output_tokens", "duration_ms", "time_to_first_token_ms",
+                  "status", "error_type", "error_message", "finish_reason", "attempt", "conversation_id",
+                  "learner_id", "agent", "loop_iteration", "service", "prompt_content", "response_content",
+                  "extra", "created_at")
+
+
+class CallFilterInput(serializers.Serializer):
+    operation = serializers.CharField(required=False, max_length=40)
+    model = serializers.CharField(required=False, max_length=200)
+    status = serializers.ChoiceField(required=False, choices=ModelCall.Status.choices)
+    learner = serializers.IntegerField(required=False, min_value=1)
+    trace = serializers.CharField(required=False, max_length=64)
+    agent = serializers.CharField(required=False, max_length=100)
+    since = serializers.DateTimeField(required=False)
+    until = serializers.DateTimeField(required=False)
+
+    def validate(self, attrs):
+        if attrs.get("since") and attrs.get("until") and attrs["since"] >= attrs["until"]:
+            raise serializers.ValidationError({"until": "until must be after since"})
+        return attrs
+
+
+class AggregateOutput(serializers.Serializer):
+    request_model = serializers.CharField()
+    operation = serializers.CharField()
+    count = serializers.IntegerField()
+    errors = serializers.IntegerField()
+    error_rate = serializers.FloatField()
+    p50_ms = serializers.FloatField(allow_null=True)
+    p95_ms = serializers.FloatField(allow_null=True)
+    p99_ms = serializers.FloatField(allow_null=True)
+    input_tokens = serializers.IntegerField()
+    output_tokens = serializers.IntegerField()
+
+
+class ResetInput(serializers.Serializer):
+    confirm = serializers.CharField(help_text='must be exactly "DELETE"')

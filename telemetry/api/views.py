@@ -1,0 +1,101 @@
+"""Inspect API (staff only). Thin views: parse input, call a selector/service, serialise.
+Errors are `{"error": {"code", "message", "field"}}`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import exceptions, status
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.permissions import BasePermission, IsAdminUser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from telemetry import selectors, services
+from telemetry.api.serializers import AggregateOutput, CallFilterInput, ModelCallOutput, ResetInput
+
+
+def error_body(code: str, message: str, field: str | None = None) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message, "field": field}}
+
+
+def _first_error(detail: Any, field: str | None = None) -> tuple[str, str | None]:
+    if isinstance(detail, dict):
+        key, value = next(iter(detail.items()))
+        return _first_error(value, None if key == "non_field_errors" else key)
+    if isinstance(detail, list) and detail:
+        return _first_error(detail[0], field)
+    return str(detail), field
+
+
+class TelemetryAPIView(APIView):
+    permission_classes = [IsAdminUser]
+
+    def handle_exception(self, exc):
+        if isinstance(exc, selectors.FilterError):
+            return Response(error_body("invalid", str(exc), exc.field), status=status.HTTP_400_BAD_REQUEST)
+        response = super().handle_exception(exc)
+        if isinstance(exc, exceptions.APIException):
+            message, field = _first_error(exc.detail)
+            code = exc.get_codes()
+            while isinstance(code, dict | list):
+                code = next(iter(code.values())) if isinstance(code, dict) else code[0]
+            response.data = error_body(str(code), message, field)
+        return response
+
+
+class CallListView(TelemetryAPIView):
+    def get(self, request):
+        params = CallFilterInput(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        f = params.validated_data
+        qs = selectors.model_call_list(operation=f.get("operation", ""), model=f.get("model", ""),
+                                       status=f.get("status", ""), learner_id=f.get("learner"),
+                                       trace_id=f.get("trace", ""), agent=f.get("agent", ""),
+                                       since=f.get("since"), until=f.get("until"))
+        paginator = LimitOffsetPagination()
+        page = paginator.paginate_queryset(qs, request, view=self)
+        return paginator.get_paginated_response(ModelCallOutput(page, many=True).data)
+
+
+def _node(node: dict[str, Any]) -> dict[str, Any]:
+    return {**ModelCallOutput(node["call"]).data, "children": [_node(c) for c in node["children"]]}
+
+
+class TraceView(TelemetryAPIView):
+    def get(self, request, trace_id: str):
+        roots = selectors.trace_tree(trace_id=trace_id)
+        if not roots:
+            return Response(error_body("not_found", f"no calls recorded for trace {trace_id}", "trace_id"),
+                            status=status.HTTP_404_NOT_FOUND)
+        count = len(selectors.trace_calls(trace_id=trace_id))
+        return Response({"trace_id": trace_id, "count": count, "calls": [_node(r) for r in roots]})
+
+
+class AggregatesView(TelemetryAPIView):
+    def get(self, request):
+        raw = request.query_params.get("window", "24h")
+        window = selectors.parse_window(raw)
+        rows = selectors.call_aggregates(window=window)
+        return Response({"window": raw, "groups": AggregateOutput(rows, many=True).data})
+
+
+class CanResetTelemetry(BasePermission):
+    message = "resetting telemetry needs the telemetry.reset_telemetry permission"
+
+    def has_permission(self, request, view) -> bool:
+        return bool(request.user and request.user.is_staff and request.user.has_perm("telemetry.reset_telemetry"))
+
+
+class ResetView(TelemetryAPIView):
+    permission_classes = [IsAdminUser, CanResetTelemetry]
+
+    def post(self, request):
+        body = ResetInput(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            deleted = services.telemetry_reset(confirm=body.validated_data["confirm"])
+        except services.TelemetryResetNotConfirmed as exc:
+            return Response(error_body("confirmation_required", str(exc), "confirm"),
+                            status=status.HTTP_400_BAD_REQUEST)
+        return Response({"deleted": deleted})
