@@ -1,0 +1,117 @@
+"""Admin: studies (secret never listed or shown), enrolments, feeds, reminders, export logs, the
+per-study dashboard (adherence by arm as server-rendered SVG) and the export admin action."""
+
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html
+from django.utils.safestring import mark_safe
+
+from coaching.research import selectors
+from coaching.research.api.permissions import EXPORT_PERMISSION
+from coaching.research.charts import line_chart_svg
+from coaching.research.models import (
+    CalendarFeed,
+    Enrollment,
+    ExportLog,
+    ReminderDelivery,
+    SessionStatusChange,
+    Study,
+)
+
+
+@admin.register(Study)
+class StudyAdmin(admin.ModelAdmin):
+    list_display = ["name", "cohort", "start_date", "duration_weeks", "arms", "date_shift_enabled", "dashboard_link"]
+    # `secret` is not editable=True on the model, so it never appears in forms or lists.
+    fields = ["name", "cohort", "arms", "start_date", "duration_weeks", "date_shift_enabled"]
+    actions = ["export_csv"]
+
+    @admin.display(description="dashboard")
+    def dashboard_link(self, obj: Study) -> str:
+        return format_html('<a href="{}">dashboard</a>', reverse("admin:research_study_dashboard", args=[obj.pk]))
+
+    def get_urls(self):
+        custom = [
+            path("<int:pk>/dashboard/", self.admin_site.admin_view(self.dashboard_view),
+                 name="research_study_dashboard"),
+        ]
+        return custom + super().get_urls()
+
+    def dashboard_view(self, request, pk: int):
+        study = self.get_object(request, str(pk))
+        if study is None or not self.has_view_permission(request, study):
+            raise PermissionDenied
+        weekly = selectors.weekly_adherence_by_arm(study=study)
+        series: dict[str, dict[int, float | None]] = {arm: {} for arm in study.arms}
+        for row in weekly:
+            series.setdefault(row["arm"], {})[row["study_week"]] = row["mean_ratio"]
+        counts = selectors.study_enrollment_counts(study)
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "title": f"{study.name}: adherence dashboard",
+            "study": study,
+            "chart": mark_safe(line_chart_svg(series, n_weeks=study.duration_weeks)),
+            "weekly": weekly,
+            "counts": counts,
+            "totals": {k: sum(c[k] for c in counts.values()) for k in ("enrolled", "withdrawn", "active")},
+            "can_export": request.user.has_perm(EXPORT_PERMISSION),
+        }
+        return TemplateResponse(request, "admin/research/study_dashboard.html", context)
+
+    @admin.action(description="Export adherence (CSV, one study)")
+    def export_csv(self, request, queryset):
+        if not request.user.has_perm(EXPORT_PERMISSION):
+            raise PermissionDenied
+        if queryset.count() != 1:
+            self.message_user(request, "Select exactly one study to export.", level=messages.WARNING)
+            return None
+        from coaching.research.api.views import export_response
+
+        return export_response(request=request, study=queryset.get(), fmt="csv", via="admin")
+
+
+@admin.register(Enrollment)
+class EnrollmentAdmin(admin.ModelAdmin):
+    list_display = ["id", "study", "learner", "arm", "stratum", "enrolled_at", "withdrawn_at"]
+    list_filter = ["study", "arm", "stratum"]
+    raw_id_fields = ["learner"]
+    # Arm and stratum slot come from the randomisation; editing them would break the audit trail.
+    readonly_fields = ["arm", "stratum", "stratum_index", "date_shift_days"]
+
+
+@admin.register(CalendarFeed)
+class CalendarFeedAdmin(admin.ModelAdmin):
+    list_display = ["learner", "created_at", "revoked_at", "subscription_confirmed_at", "last_fetched_at"]
+    exclude = ["token_hash"]
+    readonly_fields = ["learner", "created_at", "last_fetched_at"]
+
+
+@admin.register(ReminderDelivery)
+class ReminderDeliveryAdmin(admin.ModelAdmin):
+    list_display = ["learner", "slot", "channel", "status", "sent_at", "error"]
+    list_filter = ["channel", "status"]
+    raw_id_fields = ["learner", "message"]
+
+
+@admin.register(SessionStatusChange)
+class SessionStatusChangeAdmin(admin.ModelAdmin):
+    list_display = ["session", "from_status", "to_status", "source", "changed_at"]
+    list_filter = ["source", "to_status"]
+    raw_id_fields = ["session"]
+
+
+@admin.register(ExportLog)
+class ExportLogAdmin(admin.ModelAdmin):
+    list_display = ["started_at", "study", "user", "via", "format", "row_count", "schema_version", "finished_at"]
+    list_filter = ["study", "via", "format"]
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False  # an audit log is not edited
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False

@@ -1,0 +1,26 @@
+from __future__ import annotations
+
+from rest_framework import serializers
+
+
+class ExportQuerySerializer(serializers.Serializer):
+    format = serializers.ChoiceField(choices=["csv", "parquet"], default="csv")
+
+
+class CalendarImportSerializer(serializers.Serializer):
+    ics = serializers.CharField(max_length=2_000_000, trim_whitespace=False)
+
+
+class CalendarFeedOutSerializer(serializers.Serializer):
+    url = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    subscription_confirmed = serializers.BooleanField()
+
+
+class CalendarImportOutSerializer(serializers.Serializer):
+    matched_uid = serializers.IntegerField()
+    matched_time = serializers.IntegerField()
+    already_done = serializers.IntegerField()
+    unmatched = serializers.IntegerField()
+    not_ended = serializers.IntegerField()
+    session_ids = serializers.ListField(child=serializers.IntegerField())

@@ -1,0 +1,17 @@
+from django.apps import AppConfig
+from django.db.models.signals import post_migrate
+
+
+class ResearchConfig(AppConfig):
+    """Studies, arms, calendar feeds, reminders and the adherence export. Nested under `coaching`
+    (DESIGN.md puts research export there) but with its own label and migrations."""
+
+    name = "coaching.research"
+    label = "research"
+    verbose_name = "Research (studies and adherence)"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from coaching.research.schedule import register_periodic_tasks
+
+        post_migrate.connect(register_periodic_tasks, sender=self, dispatch_uid="research_periodic_tasks")

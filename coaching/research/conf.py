@@ -1,0 +1,55 @@
+"""Research tunables. Each reads a Django setting of the same name when present, else the
+environment, else the documented default — so `bloom/settings.py` needs no edit to run."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from django.conf import settings
+
+
+def _get(name: str, default: Any) -> Any:
+    if hasattr(settings, name):
+        return getattr(settings, name)
+    return os.environ.get(name, default)
+
+
+def missed_grace_minutes() -> int:
+    """A session is missed once planned_start + duration + this grace has passed with no report."""
+    return int(_get("BLOOM_MISSED_GRACE_MINUTES", 120))
+
+
+def calendar_match_window_minutes() -> int:
+    """ICS import: an event without our UID matches a session starting within ± this window."""
+    return int(_get("BLOOM_CALENDAR_MATCH_WINDOW_MINUTES", 60))
+
+
+def reminder_hook() -> str:
+    """`none` (in-app message only), `email`, or an http(s) webhook URL."""
+    return str(_get("BLOOM_REMINDER_HOOK", "none")).strip() or "none"
+
+
+def reminder_window_minutes() -> int:
+    """A reminder is due from the learner's best time until this many minutes later; the beat
+    interval must be shorter than this or a slot can be skipped."""
+    return int(_get("BLOOM_REMINDER_WINDOW_MINUTES", 120))
+
+
+# Local clock time of each `best_time` answer. Flexible learners get an early-evening prompt.
+BEST_TIME_CLOCK: dict[str, tuple[int, int]] = {
+    "morning": (8, 0),
+    "midday": (12, 0),
+    "afternoon": (15, 0),
+    "evening": (19, 0),
+    "night": (21, 0),
+    "flexible": (18, 0),
+    "": (18, 0),
+}
+
+# Bumped whenever a column is added, removed, renamed or changes meaning.
+EXPORT_SCHEMA_VERSION = "1.0"
+ADHERENT_THRESHOLD = 0.8
+# Per-participant date shift: a whole number of weeks (so week_start stays a Monday) in ± this.
+DATE_SHIFT_MAX_WEEKS = 26
+PSEUDONYM_HEX_CHARS = 16

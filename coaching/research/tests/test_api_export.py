@@ -1,0 +1,133 @@
+"""Staff export endpoint: permission, streaming, logging, Parquet, codebook, error shape."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import datetime as dt
+import io
+
+import pytest
+from django.contrib.auth.models import Permission, User
+from django.http import StreamingHttpResponse
+from django.urls import reverse
+from django.utils import timezone
+
+from coaching.research import services
+from coaching.research.export import COLUMN_NAMES, as_async_iterator, codebook_csv, codebook_markdown
+from coaching.research.models import ExportLog
+from coaching.research.tests import factories as f
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def study():
+    start = (timezone.now() - dt.timedelta(days=21)).date()
+    study = services.study_create(name="api", start_date=start, duration_weeks=6, cohort="c1")
+    api_client = f.client()
+    for i, tz in enumerate(["Europe/Berlin", "America/New_York", "UTC"]):
+        learner = f.learner(api_client, tz=tz, name=f"Person {i}")
+        services.enrollment_create(study=study, learner=learner, enrolled_at=timezone.now() - dt.timedelta(days=20))
+        f.session(learner, timezone.now() - dt.timedelta(days=3), status="completed")
+    return study
+
+
+def _user(username: str, *, staff: bool, perm: bool) -> User:
+    user = User.objects.create_user(username=username, password="x" * 12, is_staff=staff)
+    if perm:
+        user.user_permissions.add(Permission.objects.get(codename="export_research_data"))
+    return User.objects.get(pk=user.pk)  # drop the permission cache
+
+
+def _url(study, fmt="csv"):
+    return reverse("research-study-export", args=[study.pk]) + f"?format={fmt}"
+
+
+@pytest.mark.parametrize(
+    ("staff", "perm"), [(True, False), (False, True), (False, False)],
+)
+def test_export_forbidden_without_staff_and_permission(client, study, staff, perm):
+    client.force_login(_user("u", staff=staff, perm=perm))
+    response = client.get(_url(study))
+    assert response.status_code == 403
+    body = response.json()
+    assert set(body["error"]) == {"code", "message", "field"}
+    assert not ExportLog.objects.exists()
+
+
+def test_export_anonymous_is_rejected(client, study):
+    response = client.get(_url(study))
+    assert response.status_code in (401, 403)
+    assert "error" in response.json()
+
+
+def test_export_streams_csv_and_logs_row_count(client, study):
+    user = _user("researcher", staff=True, perm=True)
+    client.force_login(user)
+    response = client.get(_url(study))
+    assert response.status_code == 200
+    assert isinstance(response, StreamingHttpResponse)
+    assert response["Content-Type"].startswith("text/csv")
+    assert "attachment" in response["Content-Disposition"]
+    log = ExportLog.objects.get()
+    assert log.row_count is None  # nothing produced yet: the body is lazy
+    text = b"".join(response.streaming_content).decode()
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert list(rows[0]) == COLUMN_NAMES
+    assert {r["cohort"] for r in rows} == {"c1"}
+    assert len(rows) == 3 * 4  # three participants, study weeks 1..4 so far
+    log.refresh_from_db()
+    assert (log.user_id, log.study_id, log.via, log.format, log.row_count) == (user.pk, study.pk, "api", "csv", 12)
+    assert log.finished_at is not None
+
+
+def test_export_parquet(client, study):
+    pq = pytest.importorskip("pyarrow.parquet")
+    client.force_login(_user("researcher", staff=True, perm=True))
+    response = client.get(_url(study, "parquet"))
+    assert response.status_code == 200
+    table = pq.read_table(io.BytesIO(b"".join(response.streaming_content)))
+    assert table.column_names == COLUMN_NAMES
+    assert table.num_rows == 12
+    assert ExportLog.objects.get().row_count == 12
+    ratios = table.column("adherence_ratio").to_pylist()
+    assert None in ratios and 1.0 in ratios  # NA stays null in Parquet
+
+
+def test_export_bad_format_and_missing_study(client, study):
+    client.force_login(_user("researcher", staff=True, perm=True))
+    bad = client.get(_url(study, "xlsx"))
+    assert bad.status_code == 400 and bad.json()["error"]["field"] == "format"
+    missing = client.get(reverse("research-study-export", args=[study.pk + 999]))
+    assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
+
+
+def test_codebook_describes_every_column(client):
+    client.force_login(_user("staff", staff=True, perm=False))
+    text = client.get(reverse("research-codebook")).content.decode()
+    for name in COLUMN_NAMES:
+        assert f"`{name}`" in text
+    assert codebook_markdown() == text
+    assert [r["column"] for r in csv.DictReader(io.StringIO(codebook_csv()))] == COLUMN_NAMES
+
+
+def test_async_wrapper_yields_each_chunk_in_order():
+    chunks = iter(["a", "b", "c"])
+
+    async def collect():
+        return [c async for c in as_async_iterator(chunks)]
+
+    assert asyncio.run(collect()) == ["a", "b", "c"]
+
+
+def test_asgi_request_gets_async_streaming_body(study):
+    from django.core.handlers.asgi import ASGIRequest
+
+    from coaching.research.api.views import export_response
+
+    scope = {"type": "http", "method": "GET", "path": "/x", "query_string": b"", "headers": []}
+    request = ASGIRequest(scope, io.BytesIO())
+    request.user = _user("researcher", staff=True, perm=True)
+    response = export_response(request=request, study=study, fmt="csv", via="api")
+    assert response.is_async  # Django would otherwise buffer the whole body under ASGI
