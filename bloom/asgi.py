@@ -3,7 +3,9 @@ import sys
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bloom.settings")
 
-from bloom.config import ConfigError  # noqa: E402
+# Django's base class: importing bloom.config would run bloom/__init__.py, which loads the settings
+# (through the Celery app) before the try below could catch a bad variable.
+from django.core.exceptions import ImproperlyConfigured as ConfigError
 
 try:
     from django.core.asgi import get_asgi_application

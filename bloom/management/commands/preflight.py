@@ -1,0 +1,59 @@
+"""`manage.py preflight`: is every part Bloom needs configured and reachable?
+
+Prints one line per part and exits non-zero with one clear line naming the failing part and the
+environment variable that configures it. Configuration that cannot even be parsed never gets
+here: settings raise `ConfigError` and manage.py prints it (exit 2).
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+# Which environment variable an operator changes to fix each part.
+PART_VARIABLES = {
+    "database": "DATABASE_URL",
+    "broker": "CELERY_BROKER_URL",
+    "llm": "BLOOM_LLM",
+    "embeddings": "BLOOM_EMBEDDINGS",
+    "entities": "BLOOM_ENTITY_MODEL",
+}
+
+
+class Command(BaseCommand):
+    help = "Check configuration and every required part (database + pgvector, broker, models)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--skip-models",
+            action="store_true",
+            help="Check only the database and the broker (models load slowly on small machines).",
+        )
+
+    def handle(self, *args, **options) -> None:
+        from bloom import health
+
+        if options["skip_models"]:
+            db_ok, db_reason, db_extra = health.check_database()
+            broker_ok, broker_reason = health.check_broker()
+            parts = {
+                "database": {"ok": db_ok, "reason": db_reason, **db_extra},
+                "broker": {"ok": broker_ok, "reason": broker_reason},
+            }
+        else:
+            parts = health.collect_health()
+        mode = "production" if not settings.EMBEDDED else "embedded"
+        broker = settings.CELERY_BROKER_URL.split(":", 1)[0]
+        self.stdout.write(f"bloom preflight ({mode}: {settings.DB_VENDOR}, broker {broker})")
+        failures: list[str] = []
+        for name, part in parts.items():
+            variable = PART_VARIABLES.get(name, name)
+            mark = "ok  " if part["ok"] else "FAIL"
+            self.stdout.write(f"  {mark} {name:<11} {part['reason']}")
+            if not part["ok"]:
+                failures.append(f"{name} ({variable}): {part['reason']}")
+        if failures:
+            # The first failure is usually the cause of the rest (no database -> nothing works).
+            more = f" (+{len(failures) - 1} more above)" if len(failures) > 1 else ""
+            raise CommandError(f"preflight failed: {failures[0]}{more}", returncode=3)
+        self.stdout.write(self.style.SUCCESS("preflight: every part is ok"))
