@@ -1,0 +1,236 @@
+"""Memory benchmarks: the read path (build_context) and hybrid search at scale.
+
+Run on PostgreSQL + pgvector (use a scratch database: it inserts and then deletes its own rows):
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/bloom_bench_mem python bench/run.py memory --quick
+Sizes: --quick = 10k facts; full = 10k and 100k. 1M is supported (BENCH_MEMORY_SIZES=1000000) but
+takes long on 2 cores. Vectors are synthetic (clustered unit vectors, 384-d): embedding 100k texts with
+MiniLM would measure the embedder, not the store. HNSW: m=16, ef_construction=64, ef_search=conf.HNSW_EF_SEARCH.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+from datetime import timedelta
+
+import numpy as np
+
+DIM = 384
+
+
+def pct(values: list[float], p: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, round(p / 100 * (len(values) - 1)))]
+
+
+def _client_and_learners(n: int, tag: str):
+    from django.apps import apps
+
+    ApiClient = apps.get_model("coaching", "ApiClient")
+    Learner = apps.get_model("coaching", "Learner")
+    client = ApiClient.objects.create(name=f"bench-memory-{tag}-{time.time_ns()}")
+    learners = Learner.objects.bulk_create([Learner(client=client, display_name=f"b{i}") for i in range(n)])
+    return client, [x.pk for x in learners]
+
+
+def _cleanup(client) -> None:
+    from django.db import connection
+
+    with connection.cursor() as cur:
+        cur.execute("DELETE FROM memory_facthistory WHERE fact_id IN (SELECT f.id FROM memory_fact f JOIN "
+                    "coaching_learner l ON l.id = f.learner_id WHERE l.client_id = %s)", [client.pk])
+        cur.execute("DELETE FROM memory_fact WHERE learner_id IN "
+                    "(SELECT id FROM coaching_learner WHERE client_id = %s)", [client.pk])
+        cur.execute("DELETE FROM memory_summary WHERE learner_id IN "
+                    "(SELECT id FROM coaching_learner WHERE client_id = %s)", [client.pk])
+    client.delete()
+
+
+def bench_build_context(rows: list[dict]) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+    from django.utils import timezone
+
+    from memory.models import Fact, Summary
+    from memory.rules import content_hash
+    from memory.selectors import build_context
+
+    client, (learner_id,) = _client_and_learners(1, "ctx")
+    try:
+        now = timezone.now()
+        rng = np.random.default_rng(1)
+        facts = []
+        for i in range(2000):
+            created = now - timedelta(days=365 * i / 2000)
+            vec = rng.normal(size=DIM)
+            facts.append(Fact(learner_id=learner_id, fact_type="insight",
+                              content=f"Synthetic fact {i} about topic {i % 37}.",
+                              content_hash=content_hash(f"f{i}"), confidence=0.5, last_accessed_at=created,
+                              embedding=(vec / np.linalg.norm(vec)).tolist(), archived=i > 400))
+        Fact.objects.bulk_create(facts, batch_size=500)
+        # Spread creation dates over a year (auto_now_add ignores the value given at insert).
+        with connection.cursor() as cur:
+            cur.execute("UPDATE memory_fact SET created_at = now() - (id %% 365) * interval '1 day' "
+                        "WHERE learner_id = %s", [learner_id])
+        Summary.objects.bulk_create([Summary(learner_id=learner_id, period_start=now - timedelta(days=7 * (i + 1)),
+                                             period_end=now - timedelta(days=7 * i), text=f"Week {i}: steady progress.",
+                                             fact_count=5) for i in range(50)])
+        build_context(learner_id)  # warm
+        with CaptureQueriesContext(connection) as ctx:
+            build_context(learner_id)
+        timings, cpu = [], []
+        for _ in range(500):
+            t, c = time.perf_counter(), time.process_time()
+            build_context(learner_id)
+            timings.append((time.perf_counter() - t) * 1000)
+            cpu.append((time.process_time() - c) * 1000)
+        # Baseline round trip: on a shared, loaded machine wall time is mostly waiting for a core.
+        base = []
+        with connection.cursor() as cur:
+            for _ in range(500):
+                t = time.perf_counter()
+                cur.execute("SELECT 1")
+                cur.fetchall()
+                base.append((time.perf_counter() - t) * 1000)
+        load = os.getloadavg()[0]
+        rows += [
+            {"bench": "memory.build_context", "metric": "queries", "value": len(ctx.captured_queries), "unit": "",
+             "note": "2,000 facts + 50 summaries (coaching adds 1 for the profile)"},
+            {"bench": "memory.build_context", "metric": "p50", "value": statistics.median(timings), "unit": "ms",
+             "note": f"{connection.vendor}, 500 calls"},
+            {"bench": "memory.build_context", "metric": "p95", "value": pct(timings, 95), "unit": "ms",
+             "note": f"target < 5 ms; load average {load:.1f}"},
+            {"bench": "memory.build_context", "metric": "cpu p95", "value": pct(cpu, 95), "unit": "ms",
+             "note": "client-process CPU time per call"},
+            {"bench": "memory.build_context", "metric": "SELECT 1 p95", "value": pct(base, 95), "unit": "ms",
+             "note": "round-trip baseline on this machine"},
+        ]
+    finally:
+        _cleanup(client)
+
+
+def _clustered_vectors(rng, n: int, centers: np.ndarray) -> np.ndarray:
+    idx = rng.integers(0, len(centers), size=n)
+    vecs = centers[idx] + rng.normal(scale=0.6 / np.sqrt(DIM), size=(n, DIM)) * np.sqrt(DIM) * 0.05
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    return vecs.astype(np.float32)
+
+
+def bench_search(rows: list[dict], size: int, queries: int = 100) -> None:
+    from django.conf import settings
+    from django.db import connection, transaction
+
+    from memory import conf
+    from memory.selectors import search_memory, search_memory_global
+
+    if settings.DB_VENDOR != "postgresql":
+        rows.append({"bench": "memory.search", "metric": "skipped", "value": 0, "unit": "", "note": "needs PostgreSQL"})
+        return
+    n_learners = max(10, size // 1000)
+    client, learner_ids = _client_and_learners(n_learners, f"search{size}")
+    rng = np.random.default_rng(size)
+    centers = rng.normal(size=(256, DIM))
+    centers /= np.linalg.norm(centers, axis=1, keepdims=True)
+    vocab = [f"w{i}" for i in range(2000)]
+    try:
+        with connection.cursor() as cur:
+            cur.execute("DROP INDEX IF EXISTS fact_embedding_hnsw")
+        t0 = time.perf_counter()
+        all_vecs, all_learners, all_ids = [], [], []
+        batch = 5000
+        for start in range(0, size, batch):
+            n = min(batch, size - start)
+            vecs = _clustered_vectors(rng, n, centers)
+            lids = rng.choice(learner_ids, size=n)
+            words = rng.integers(0, len(vocab), size=(n, 6))
+            with connection.cursor() as cur, cur.connection.cursor().copy(
+                    "COPY memory_fact (learner_id, fact_type, content, confidence, source_agent, embedding, "
+                    "content_hash, created_at, last_accessed_at, access_count, tier, archived, surprise, "
+                    "surprise_reason) FROM STDIN") as copy:
+                for j in range(n):
+                    vec = "[" + ",".join(f"{x:.6f}" for x in vecs[j]) + "]"
+                    text = " ".join(vocab[k] for k in words[j])
+                    copy.write_row((int(lids[j]), "insight", text, 0.5, "bench", vec, f"b{size}-{start + j}",
+                                    "2026-11-01", "2026-11-20", 0, "hot", False, False, ""))
+            all_vecs.append(vecs)
+            all_learners.append(lids)
+        load_s = time.perf_counter() - t0
+        with connection.cursor() as cur:
+            cur.execute("SELECT id, learner_id FROM memory_fact WHERE learner_id = ANY(%s) ORDER BY id", [learner_ids])
+            id_rows = cur.fetchall()
+        all_ids = np.array([r[0] for r in id_rows])
+        mat = np.vstack(all_vecs)
+        lid_arr = np.concatenate(all_learners)
+        t0 = time.perf_counter()
+        with connection.cursor() as cur:
+            cur.execute("SET maintenance_work_mem = '512MB'")
+            cur.execute("CREATE INDEX fact_embedding_hnsw ON memory_fact USING hnsw (embedding vector_cosine_ops) "
+                        "WITH (m = 16, ef_construction = 64)")
+            cur.execute("ANALYZE memory_fact")
+        index_s = time.perf_counter() - t0
+        # Note: all bench rows of this run were inserted in id order, so position i ↔ all_ids[i].
+        qvecs = _clustered_vectors(rng, queries, centers)
+        per_t, glob_t, recall_hits, recall_learner_hits = [], [], 0, 0
+        for i, q in enumerate(qvecs):
+            lid = int(learner_ids[i % len(learner_ids)])
+            qtext = " ".join(vocab[k] for k in rng.integers(0, len(vocab), size=3))
+            t = time.perf_counter()
+            res = search_memory(learner_id=lid, query=qtext, limit=10, touch=False, query_embedding=q.tolist())
+            per_t.append((time.perf_counter() - t) * 1000)
+            t = time.perf_counter()
+            search_memory_global(query=qtext, limit=10, touch=False, query_embedding=q.tolist())
+            glob_t.append((time.perf_counter() - t) * 1000)
+            # Recall of the vector index itself (global, ANN vs exact numpy top 10).
+            sims = mat @ q
+            exact = set(all_ids[np.argsort(-sims)[:10]].tolist())
+            with transaction.atomic(), connection.cursor() as cur:
+                cur.execute(f"SET LOCAL hnsw.ef_search = {int(conf.HNSW_EF_SEARCH)}")
+                cur.execute("SELECT id FROM memory_fact ORDER BY embedding <=> %s::vector LIMIT 10",
+                            ["[" + ",".join(f"{x:.7g}" for x in q) + "]"])
+                ann = {r[0] for r in cur.fetchall()}
+            recall_hits += len(exact & ann)
+            # Per-learner: the exact-scan path (vector part) vs numpy exact for that learner.
+            mask = lid_arr == lid
+            lsims = sims[mask]
+            lexact = set(all_ids[mask][np.argsort(-lsims)[:10]].tolist())
+            with transaction.atomic(), connection.cursor() as cur:
+                cur.execute("SET LOCAL enable_indexscan = off")
+                cur.execute("SELECT id FROM memory_fact WHERE learner_id = %s "
+                            "ORDER BY embedding <=> %s::vector LIMIT 10",
+                            [lid, "[" + ",".join(f"{x:.7g}" for x in q) + "]"])
+                lann = {r[0] for r in cur.fetchall()}
+            recall_learner_hits += len(lexact & lann) / max(1, min(10, len(lexact))) * 10
+            assert res is not None
+        tag = f"{size:,} facts / {n_learners} learners"
+        rows += [
+            {"bench": "memory.search", "metric": f"load {size}", "value": load_s, "unit": "s",
+             "note": f"COPY, {tag}"},
+            {"bench": "memory.search", "metric": f"hnsw build {size}", "value": index_s, "unit": "s",
+             "note": "m=16, ef_construction=64, vector_cosine_ops"},
+            {"bench": "memory.search", "metric": f"per-learner p50 {size}", "value": statistics.median(per_t),
+             "unit": "ms",
+             "note": f"hybrid (exact vector scan + FTS), {tag}, query embedding excluded"},
+            {"bench": "memory.search", "metric": f"per-learner p95 {size}", "value": pct(per_t, 95), "unit": "ms",
+             "note": ""},
+            {"bench": "memory.search", "metric": f"global p50 {size}", "value": statistics.median(glob_t),
+             "unit": "ms",
+             "note": f"hybrid (HNSW ef_search={conf.HNSW_EF_SEARCH} + FTS)"},
+            {"bench": "memory.search", "metric": f"global p95 {size}", "value": pct(glob_t, 95), "unit": "ms",
+             "note": ""},
+            {"bench": "memory.search", "metric": f"recall@10 global {size}", "value": recall_hits / (10 * queries),
+             "unit": "", "note": "HNSW vs exact numpy top-10, target ≥ 0.95"},
+            {"bench": "memory.search", "metric": f"recall@10 per-learner {size}",
+             "value": recall_learner_hits / (10 * queries), "unit": "", "note": "exact scan"},
+        ]
+    finally:
+        _cleanup(client)
+
+
+def run(quick: bool) -> list[dict]:
+    rows: list[dict] = []
+    bench_build_context(rows)
+    sizes = os.environ.get("BENCH_MEMORY_SIZES")
+    for size in ([int(s) for s in sizes.split(",")] if sizes else ([10_000] if quick else [10_000, 100_000])):
+        bench_search(rows, size)
+    return rows

@@ -1,0 +1,322 @@
+"""Deterministic memory rules: validation, hashing, decay, tiers, the surprise rule, span checks,
+entity canonicalisation and read-path escaping. Pure functions (no database, no model) so each rule
+is unit-testable and the code/model boundary is visible in one file."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+import unicodedata
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from memory import conf
+
+FACT_TYPES = ("preference", "barrier", "progress", "insight")
+TIERS = ("hot", "warm", "cold")
+
+
+class MemoryInputError(ValueError):
+    """Bad input to a memory service (API: 400 with `code` and `field`)."""
+
+    def __init__(self, message: str, *, code: str = "invalid", field: str | None = None):
+        super().__init__(message)
+        self.code = code
+        self.field = field
+
+
+# --- text hygiene ---------------------------------------------------------------------------------
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_WS = re.compile(r"\s+")
+
+
+def clean_text(text: str) -> str:
+    """Strip control characters and collapse whitespace (facts are one-line statements)."""
+    return _WS.sub(" ", _CONTROL.sub(" ", unicodedata.normalize("NFC", text))).strip()
+
+
+def content_hash(text: str) -> str:
+    """Hash of the normalised text: case, whitespace and trailing punctuation do not make a new fact."""
+    norm = _WS.sub(" ", clean_text(text).casefold()).strip().rstrip(".!?;, ")
+    return hashlib.sha256(norm.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class CleanFact:
+    fact_type: str
+    content: str
+    confidence: float
+
+
+def clamp_confidence(value: Any, *, strict: bool) -> float:
+    """Confidence in [0, 1]. Numbers are clamped. A non-number ("high", None, NaN) is an error when
+    `strict` (API input) and `conf.DEFAULT_CONFIDENCE` otherwise (model output: we keep the fact)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(float(value)):
+        if strict and value is not None:
+            raise MemoryInputError("confidence must be a number between 0 and 1", code="invalid_confidence",
+                                   field="confidence")
+        return conf.DEFAULT_CONFIDENCE
+    return min(1.0, max(0.0, float(value)))
+
+
+def validate_fact(item: Any, *, strict: bool) -> CleanFact:
+    """One fact dict → CleanFact. `strict` (API): every violation raises MemoryInputError.
+    Lenient (model output): over-long text is cut at the limit on a word boundary; a wrong type or
+    empty content still raises (the item is dropped by the caller)."""
+    if not isinstance(item, dict):
+        raise MemoryInputError("a fact must be an object", code="invalid_fact")
+    fact_type = item.get("fact_type")
+    if not isinstance(fact_type, str) or fact_type.strip().lower() not in FACT_TYPES:
+        raise MemoryInputError(f"fact_type must be one of {', '.join(FACT_TYPES)}", code="invalid_fact_type",
+                               field="fact_type")
+    content = item.get("content")
+    if not isinstance(content, str):
+        raise MemoryInputError("content must be a string", code="invalid_content", field="content")
+    content = clean_text(content)
+    if not content:
+        raise MemoryInputError("content is empty", code="invalid_content", field="content")
+    if len(content) > conf.FACT_MAX_CHARS:
+        if strict:
+            raise MemoryInputError(f"content is longer than {conf.FACT_MAX_CHARS} characters",
+                                   code="content_too_long", field="content")
+        content = content[: conf.FACT_MAX_CHARS].rsplit(" ", 1)[0] or content[: conf.FACT_MAX_CHARS]
+    return CleanFact(fact_type=fact_type.strip().lower(), content=content,
+                     confidence=clamp_confidence(item.get("confidence"), strict=strict))
+
+
+def validate_model_facts(parsed: Any, *, source: str | None = None) -> tuple[list[CleanFact], int]:
+    """The extractor's parsed JSON → (valid facts, number dropped). Never raises: the schema already
+    constrained the shape; what is still wrong is dropped and counted. With `source`, facts not
+    grounded in it (see `grounded`) are dropped too."""
+    items = parsed.get("facts") if isinstance(parsed, dict) else None
+    if not isinstance(items, list):
+        return [], 0
+    kept: list[CleanFact] = []
+    dropped = 0
+    seen: set[str] = set()
+    for item in items:
+        try:
+            fact = validate_fact(item, strict=False)
+        except MemoryInputError:
+            dropped += 1
+            continue
+        h = content_hash(fact.content)
+        if h in seen or (source is not None and not grounded(fact.content, source)):
+            dropped += 1
+            continue
+        seen.add(h)
+        kept.append(fact)
+    if len(kept) > conf.MAX_FACTS_PER_MESSAGE:
+        dropped += len(kept) - conf.MAX_FACTS_PER_MESSAGE
+        kept = kept[: conf.MAX_FACTS_PER_MESSAGE]
+    return kept, dropped
+
+
+_GROUND_SKIP = {"the", "learner", "learner's", "a", "an", "and", "or", "of", "to", "in", "on", "for", "is", "are",
+                "was", "be", "by", "with", "at", "it", "their", "they", "them", "his", "her", "he", "she", "that",
+                "this", "about", "has", "have", "had", "wants", "want", "likes", "like", "prefers", "can", "only"}
+
+
+def grounded(fact: str, source: str, *, min_share: float = 0.5) -> bool:
+    """Is the fact supported by the source message's words? At least `min_share` of the fact's
+    content words (stop words and "learner" excluded; matched on a 5-letter stem) must occur in the
+    source. A cheap code check against a small model inventing facts or copying the prompt example."""
+    stem = lambda w: w[:5]  # noqa: E731 - tiny local helper
+    fact_words = {stem(w) for w in _words(fact) if w not in _GROUND_SKIP and len(w) > 2}
+    if not fact_words:
+        return False
+    source_words = {stem(w) for w in _words(source)}
+    return len(fact_words & source_words) / len(fact_words) >= min_share
+
+
+def validate_embedding(vector: Any, *, dim: int) -> list[float]:
+    if not isinstance(vector, list | tuple) or len(vector) != dim:
+        raise MemoryInputError(f"embedding must be a list of {dim} numbers", code="invalid_embedding",
+                               field="embedding")
+    out: list[float] = []
+    for x in vector:
+        if isinstance(x, bool) or not isinstance(x, int | float) or not math.isfinite(float(x)):
+            raise MemoryInputError("embedding contains a non-finite or non-numeric value (NaN/inf)",
+                                   code="invalid_embedding", field="embedding")
+        out.append(float(x))
+    if not any(out):
+        raise MemoryInputError("embedding is all zeros", code="invalid_embedding", field="embedding")
+    return out
+
+
+def validate_query(query: Any) -> str:
+    if not isinstance(query, str) or not query.strip():
+        raise MemoryInputError("query is required", code="invalid_query", field="q")
+    if len(query) > conf.QUERY_MAX_CHARS:
+        raise MemoryInputError(f"query is longer than {conf.QUERY_MAX_CHARS} characters", code="query_too_long",
+                               field="q")
+    return clean_text(query)
+
+
+def chunk_text(text: str, *, limit: int = conf.FACT_MAX_CHARS) -> list[str]:
+    """Split free text into ≤ limit-char passages at sentence (then word) boundaries."""
+    text = clean_text(text)
+    sentences = re.split(r"(?<=[.!?])\s+", text)
+    chunks: list[str] = []
+    current = ""
+    for sentence in sentences:
+        while len(sentence) > limit:
+            cut = sentence[:limit].rsplit(" ", 1)[0] or sentence[:limit]
+            if current:
+                chunks.append(current)
+                current = ""
+            chunks.append(cut)
+            sentence = sentence[len(cut):].strip()
+        if not sentence:
+            continue
+        if current and len(current) + 1 + len(sentence) > limit:
+            chunks.append(current)
+            current = sentence
+        else:
+            current = f"{current} {sentence}".strip()
+    if current:
+        chunks.append(current)
+    return chunks
+
+
+# --- decay and tiers ------------------------------------------------------------------------------
+def decay_score(last_accessed_at: datetime, now: datetime) -> float:
+    """max(0.3, exp(-0.05 × days since last access)) — the field note's forgetting curve."""
+    days = max(0.0, (now - last_accessed_at).total_seconds() / 86400.0)
+    return max(conf.DECAY_FLOOR, math.exp(-conf.DECAY_LAMBDA * days))
+
+
+def tier_for(decay: float) -> str:
+    if decay >= conf.TIER_HOT_MIN:
+        return "hot"
+    if decay >= conf.TIER_WARM_MIN:
+        return "warm"
+    return "cold"
+
+
+def tier_age_days(min_decay: float) -> float:
+    """Days since access at which decay falls below `min_decay` (the inverse of the curve)."""
+    return -math.log(min_decay) / conf.DECAY_LAMBDA
+
+
+# --- the surprise rule ----------------------------------------------------------------------------
+# A new fact is a *surprise* when it is very similar to an existing one (cosine ≥ surprise_cosine)
+# AND one of these deterministic conflict tests fires:
+#   1. negation mismatch: exactly one of the two contains a negation word;
+#   2. opposite preference: one uses a word from a pair and the other its opposite
+#      (like/dislike, love/hate, prefer/avoid, morning/evening, easy/hard, ...);
+#   3. changed value: both mention numbers and the sets of numbers differ.
+# The rule is code, not model: it is cheap, testable and explainable. It can miss paraphrased
+# contradictions; the offline consolidation pass is where a model could confirm more.
+_NEGATIONS = {"not", "no", "never", "nobody", "nothing", "none", "neither", "nor", "cannot", "without",
+              "don't", "doesn't", "didn't", "isn't", "aren't", "wasn't", "weren't", "won't", "can't",
+              "couldn't", "shouldn't", "wouldn't", "haven't", "hasn't", "hadn't", "dont", "doesnt",
+              "didnt", "isnt", "cant", "wont", "no longer", "anymore"}
+_OPPOSITES = [
+    ("like", "dislike"), ("likes", "dislikes"), ("love", "hate"), ("loves", "hates"), ("enjoy", "hate"),
+    ("enjoys", "hates"), ("prefer", "avoid"), ("prefers", "avoids"), ("morning", "evening"),
+    ("morning", "night"), ("mornings", "evenings"), ("easy", "hard"), ("easy", "difficult"),
+    ("more", "less"), ("early", "late"), ("before", "after"), ("weekday", "weekend"),
+    ("weekdays", "weekends"), ("alone", "group"), ("short", "long"), ("fast", "slow"),
+    ("increase", "decrease"), ("started", "stopped"), ("start", "stop"), ("passed", "failed"),
+    ("confident", "anxious"), ("motivated", "unmotivated"), ("best", "worst"),
+]
+_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
+_NUMBER_WORDS = {"one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7",
+                 "eight": "8", "nine": "9", "ten": "10", "twelve": "12", "twenty": "20", "thirty": "30"}
+
+
+def _words(text: str) -> set[str]:
+    return set(_WORD.findall(text.casefold().replace("’", "'")))
+
+
+def _numbers(text: str) -> set[str]:
+    low = text.casefold()
+    found = {n.replace(",", ".") for n in _NUMBER.findall(low)}
+    found |= {_NUMBER_WORDS[w] for w in _words(low) if w in _NUMBER_WORDS}
+    return found
+
+
+def _negated(text: str) -> bool:
+    low = text.casefold().replace("’", "'")
+    words = _words(low)
+    return bool(words & _NEGATIONS) or "no longer" in low or low.endswith("n't")
+
+
+def conflict_reason(old: str, new: str) -> str | None:
+    """Why `new` contradicts `old` (a rule name), or None. See the rule above."""
+    if _negated(old) != _negated(new):
+        return "negation_mismatch"
+    wo, wn = _words(old), _words(new)
+    for a, b in _OPPOSITES:
+        if (a in wo and b in wn and b not in wo and a not in wn) or (b in wo and a in wn and a not in wo
+                                                                     and b not in wn):
+            return f"opposite:{a}/{b}"
+    no, nn = _numbers(old), _numbers(new)
+    if no and nn and no != nn:
+        return "changed_value"
+    return None
+
+
+# --- entities -------------------------------------------------------------------------------------
+def canonical_entity(text: str) -> str:
+    """Per-learner canonical name: NFKC, casefold, whitespace collapsed, edge punctuation removed."""
+    s = unicodedata.normalize("NFKC", text).casefold()
+    s = _WS.sub(" ", s).strip()
+    return s.strip(" \t.,;:!?\"'()[]{}")
+
+
+@dataclass(frozen=True)
+class Span:
+    start: int
+    end: int
+    text: str
+    label: str
+    score: float
+
+
+def validate_spans(source: str, spans: list[Any], *, labels: list[str] | None = None) -> tuple[list[Span], int]:
+    """Keep only spans that are an exact substring of `source` at their offsets (and non-empty,
+    with a canonical name and an allowed label). Returns (kept, dropped count). This is the rule
+    that makes "no mention outside its source text, ever" hold whatever the model returns."""
+    kept: list[Span] = []
+    dropped = 0
+    for sp in spans:
+        try:
+            start, end = int(sp.start), int(sp.end)
+            text, label = str(sp.text), str(sp.label)
+            score = float(sp.score)
+        except (AttributeError, TypeError, ValueError):
+            dropped += 1
+            continue
+        ok = (0 <= start < end <= len(source) and source[start:end] == text and text.strip() != ""
+              and canonical_entity(text) != "" and (labels is None or label in labels)
+              and math.isfinite(score))
+        if not ok:
+            dropped += 1
+            continue
+        kept.append(Span(start, end, text, label, min(1.0, max(0.0, score))))
+    return kept, dropped
+
+
+# --- read path escaping ---------------------------------------------------------------------------
+_ROLE_TAG = re.compile(
+    r"<\|[^|>]{0,40}\|>|</?\s*(system|assistant|user|tool|instructions?|im_start|im_end|s|inst)\b[^>]{0,40}>"
+    r"|\[/?(INST|SYS)\]|<<\s*/?SYS\s*>>",
+    re.IGNORECASE,
+)
+_ROLE_PREFIX = re.compile(r"(?i)\b(system|assistant|user|developer)\s*:")
+_FENCE = re.compile(r"`{3,}|~{3,}|<<<|>>>")
+
+
+def neutralise(text: str) -> str:
+    """Make stored text inert inside a prompt: drop chat-template tokens and role tags, defuse
+    "system:"-style prefixes and fence markers, flatten to one line. The caller then quotes it."""
+    s = clean_text(text)
+    s = _ROLE_TAG.sub("", s)
+    s = _ROLE_PREFIX.sub(lambda m: f"{m.group(1)} -", s)
+    s = _FENCE.sub("'", s)
+    return _WS.sub(" ", s).strip()

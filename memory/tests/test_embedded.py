@@ -1,0 +1,26 @@
+"""Smoke tests for the embedded default (SQLite + filesystem broker): run with `-m embedded`."""
+
+from __future__ import annotations
+
+import pytest
+from django.conf import settings
+
+from memory import selectors
+from memory.ingest import ingest_facts
+
+pytestmark = [pytest.mark.embedded, pytest.mark.django_db]
+
+
+def test_sqlite_ingest_search_and_context(learner):
+    if settings.DB_VENDOR != "sqlite":
+        pytest.skip("embedded smoke test (run with the SQLite default)")
+    r = ingest_facts(learner_id=learner.pk, items=[
+        {"fact_type": "barrier", "content": "The learner gets distracted by their phone."},
+        {"fact_type": "preference", "content": "The learner prefers studying in the morning."},
+        {"fact_type": "preference", "content": "The learner prefers studying in the evening."},
+    ], source_agent="test", service="test")
+    assert len(r.created) == 3 and len(r.surprises) == 1  # the surprise rule works on SQLite too
+    hits = selectors.search_memory(learner_id=learner.pk, query="phone distraction", limit=2)
+    assert hits[0]["content"] == "The learner gets distracted by their phone."
+    assert hits[0]["parts"]["text"] > 0  # token-overlap text score
+    assert "The learner prefers studying in the evening." in selectors.build_context(learner.pk)

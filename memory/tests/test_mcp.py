@@ -1,0 +1,52 @@
+"""The MCP server over stdio, driven by the official SDK's client (a real subprocess, the real
+database, the real embedding model)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from django.apps import apps
+from django.db import connection
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+async def _drive(params, learner_id: int):
+    from mcp import Client
+
+    async with Client(params, read_timeout_seconds=300) as client:
+        names = {t.name for t in (await client.list_tools()).tools}
+        ingest = await client.call_tool("memory_ingest", {"text": "I always review Anki flashcards on the bus."})
+        query = await client.call_tool("memory_query", {"query": "how do I review vocabulary?", "limit": 3})
+        other = await client.call_tool("memory_query", {"query": "anything", "learner_id": learner_id + 1000})
+        return names, ingest, query, other
+
+
+def _text(result) -> dict:
+    return json.loads(result.content[0].text)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_stdio_client_ingests_then_queries_with_source(requires_postgres, make_learner):
+    from mcp import StdioServerParameters
+
+    learner = make_learner()
+    db = connection.settings_dict
+    env = {**os.environ, "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+           "PYTHONPATH": str(ROOT)}
+    params = StdioServerParameters(command=sys.executable, args=["manage.py", "mcp_memory", "--learner",
+                                                                 str(learner.pk)], env=env, cwd=str(ROOT))
+    names, ingest, query, other = anyio.run(_drive, params, learner.pk)
+    assert {"memory_query", "memory_ingest", "memory_forget"} <= names
+    assert len(_text(ingest)["created"]) == 1
+    hits = _text(query)["results"]
+    assert hits[0]["content"] == "I always review Anki flashcards on the bus."
+    assert hits[0]["source"]["agent"] == "mcp" and hits[0]["fact_id"] and hits[0]["created_at"]
+    assert _text(other)["error"]["code"] == "forbidden"  # scoped to one learner
+    ModelCall = apps.get_model("telemetry", "ModelCall")
+    assert ModelCall.objects.filter(service="memory.mcp", learner_id=learner.pk).count() >= 2  # ingest + query
