@@ -62,13 +62,17 @@ INSTALLED_APPS = [
     "telemetry",
     "memory",
     "coaching",
+    "coaching.research",
     "evaluation",
+    "evaluation.review",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "corsheaders.middleware.CorsMiddleware",
+    # The API error shape for responses DRF never sees (404/405/413/500, CSRF); inside CORS.
+    "bloom.api_errors.ApiErrorShapeMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -132,18 +136,31 @@ if not DEBUG:
 X_FRAME_OPTIONS = "DENY"
 CORS_ALLOWED_ORIGINS = [o.strip() for o in env_str("CORS_ALLOWED_ORIGINS", "").split(",") if o.strip()]
 CORS_URLS_REGEX = r"^/api/.*$"
-DATA_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
+# Request bodies over this many bytes are refused (400, one error shape); see bloom.api_errors.
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("BLOOM_MAX_BODY_BYTES", 2_621_440, minimum=1024)
+# Chat messages longer than this are refused with a 400 naming the limit.
+BLOOM_MAX_MESSAGE_CHARS = env_int("BLOOM_MAX_MESSAGE_CHARS", 4000, minimum=1)
 
 # --- REST API -------------------------------------------------------------------------------
 REST_FRAMEWORK = {
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "bloom.schema.BloomAutoSchema",
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        "coaching.api.auth.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
+    "EXCEPTION_HANDLER": "coaching.api.errors.exception_handler",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,
+    # Per-client throttling (bloom.throttling): keyed by the ApiClient, not the IP address.
+    "DEFAULT_THROTTLE_CLASSES": ["bloom.throttling.ClientRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": {"client": env_str("BLOOM_THROTTLE_RATE", "600/min")},
 }
+# Throttle counters live in the cache: set BLOOM_CACHE_URL=redis://… when several web processes
+# serve the API (the default in-process cache counts per process).
+if env_str("BLOOM_CACHE_URL", ""):
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
+                          "LOCATION": env_str("BLOOM_CACHE_URL", "")}}
 SPECTACULAR_SETTINGS = {
     "TITLE": "Bloom API",
     "DESCRIPTION": "Learning coach with long-term learner memory.",
@@ -166,10 +183,19 @@ BLOOM_LLM_TIMEOUT = env_float("BLOOM_LLM_TIMEOUT", 120.0)
 BLOOM_LLM_RETRIES = env_int("BLOOM_LLM_RETRIES", 2, minimum=0)
 BLOOM_LLM_CONTEXT = env_int("BLOOM_LLM_CONTEXT", 4096, minimum=512)
 BLOOM_LLM_THREADS = env_int("BLOOM_LLM_THREADS", max(1, (os.cpu_count() or 2)), minimum=1)
+BLOOM_LLM_BACKOFF = env_float("BLOOM_LLM_BACKOFF", 0.5)
+BLOOM_LLM_BACKOFF_MAX = env_float("BLOOM_LLM_BACKOFF_MAX", 8.0)
+# Circuit breaker: after this many consecutive transient failures, fail fast for the cool-down.
+BLOOM_LLM_BREAKER_THRESHOLD = env_int("BLOOM_LLM_BREAKER_THRESHOLD", 5, minimum=1)
+BLOOM_LLM_BREAKER_COOLDOWN = env_float("BLOOM_LLM_BREAKER_COOLDOWN", 30.0)
+OLLAMA_KEEP_ALIVE = env_str("OLLAMA_KEEP_ALIVE", "5m")
 EMBEDDING_DIM = 384
 # Store prompt/response text in telemetry rows: on in the embedded demo, off in production.
 BLOOM_TELEMETRY_CONTENT = env_bool("BLOOM_TELEMETRY_CONTENT", EMBEDDED)
 BLOOM_TELEMETRY_CONTENT_MAX = env_int("BLOOM_TELEMETRY_CONTENT_MAX", 4000, minimum=0)
+# Buffered recording: rows are written by a background thread (~µs on the call path instead of a
+# DB round trip); a crash can lose the rows still queued. Off by default.
+BLOOM_TELEMETRY_ASYNC = env_bool("BLOOM_TELEMETRY_ASYNC", False)
 
 # --- celery ---------------------------------------------------------------------------------
 BROKER_DIR = VAR_DIR / "broker"
@@ -184,12 +210,18 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "store_processed": False,
     }
 else:
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+    # Seconds before a message taken by a worker that died without acking it is delivered again
+    # (redis transport). Must exceed the longest task; tests shorten it to see redelivery.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("BLOOM_BROKER_VISIBILITY_TIMEOUT", 3600,
+                                                                     minimum=1)}
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 
 # --- memory ---------------------------------------------------------------------------------
 BLOOM_SUMMARY_THRESHOLD = env_int("BLOOM_SUMMARY_THRESHOLD", 5, minimum=1)
 BLOOM_ARCHIVE_AFTER_DAYS = env_int("BLOOM_ARCHIVE_AFTER_DAYS", 30, minimum=1)
+# Retention: learner/coach message text older than this many days is blanked by the periodic
+# task bloom.retention (rows and counts stay). 0 keeps message text forever.
+BLOOM_MESSAGE_RETENTION_DAYS = env_int("BLOOM_MESSAGE_RETENTION_DAYS", 0, minimum=0)
 
 LOGGING = {
     "version": 1,

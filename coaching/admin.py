@@ -1,1 +1,82 @@
+from django.contrib import admin
 
+from coaching.models import (
+    ApiClient,
+    ApiToken,
+    CheckIn,
+    Conversation,
+    Learner,
+    LearnerProfile,
+    Message,
+    Plan,
+    PlannedSession,
+    Turn,
+)
+
+
+class ApiTokenInline(admin.TabularInline):
+    model = ApiToken
+    extra = 0
+    fields = ["name", "prefix", "created_at", "last_used_at", "revoked_at"]
+    readonly_fields = ["prefix", "created_at", "last_used_at"]  # the hash is never shown
+
+
+@admin.register(ApiClient)
+class ApiClientAdmin(admin.ModelAdmin):
+    list_display = ["name", "owner", "is_active", "created_at"]
+    inlines = [ApiTokenInline]
+
+
+class ProfileInline(admin.StackedInline):
+    model = LearnerProfile
+    extra = 0
+
+
+@admin.register(Learner)
+class LearnerAdmin(admin.ModelAdmin):
+    list_display = ["research_id", "display_name", "client", "study_arm", "timezone", "created_at"]
+    list_filter = ["study_arm", "client"]
+    search_fields = ["research_id", "display_name"]
+    inlines = [ProfileInline]
+
+
+class MessageInline(admin.TabularInline):
+    model = Message
+    extra = 0
+    fields = ["created_at", "role", "specialist", "status", "content", "trace_id"]
+    readonly_fields = fields
+
+
+@admin.register(Conversation)
+class ConversationAdmin(admin.ModelAdmin):
+    list_display = ["id", "learner", "created_at"]
+    inlines = [MessageInline]
+
+
+@admin.register(Message)
+class MessageAdmin(admin.ModelAdmin):
+    list_display = ["id", "conversation", "role", "specialist", "status", "created_at"]
+    list_filter = ["role", "status", "specialist"]
+    search_fields = ["trace_id", "idempotency_key"]
+
+
+@admin.register(Turn)
+class TurnAdmin(admin.ModelAdmin):
+    list_display = ["trace_id", "specialist", "rule", "outcome", "model_calls", "created_at"]
+    list_filter = ["specialist", "rule", "outcome"]
+    search_fields = ["trace_id"]
+    readonly_fields = [f.name for f in Turn._meta.fields]
+
+
+class SessionInline(admin.TabularInline):
+    model = PlannedSession
+    extra = 0
+
+
+@admin.register(Plan)
+class PlanAdmin(admin.ModelAdmin):
+    list_display = ["learner", "week_start", "created_at"]
+    inlines = [SessionInline]
+
+
+admin.site.register(CheckIn)

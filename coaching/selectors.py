@@ -1,1 +1,127 @@
+"""Reads. Client scoping lives HERE, in one place: every API lookup goes through a selector that
+takes the client, so another client's ids resolve to "not found"."""
 
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from coaching.models import (
+    ApiClient,
+    Conversation,
+    Learner,
+    LearnerProfile,
+    Message,
+    MessageStatus,
+    PlannedSession,
+    Role,
+    SessionStatus,
+    Turn,
+)
+
+HISTORY_LIMIT = 6  # short-term history: the last N messages of this conversation
+
+
+def learners_for_client(*, client: ApiClient) -> QuerySet[Learner]:
+    return Learner.objects.filter(client=client).select_related("profile")
+
+
+def learner_get(*, client: ApiClient | None, research_id) -> Learner | None:
+    """`client=None` is the staff/demo path (chat page behind staff login)."""
+    qs = Learner.objects.select_related("profile", "client")
+    if client is not None:
+        qs = qs.filter(client=client)
+    return qs.filter(research_id=research_id).first()
+
+
+def conversation_get(*, client: ApiClient | None, conversation_id: int) -> Conversation | None:
+    qs = Conversation.objects.select_related("learner", "learner__profile", "learner__client")
+    if client is not None:
+        qs = qs.filter(learner__client=client)
+    return qs.filter(pk=conversation_id).first()
+
+
+def conversation_latest(*, learner: Learner) -> Conversation | None:
+    return learner.conversations.order_by("-created_at", "-id").first()
+
+
+def messages_list(*, conversation: Conversation) -> QuerySet[Message]:
+    return conversation.messages.order_by("created_at", "id")
+
+
+def message_by_idempotency_key(*, conversation: Conversation, key: str) -> Message | None:
+    return conversation.messages.filter(idempotency_key=key, role=Role.LEARNER).first()
+
+
+def reply_for(*, message: Message) -> Message | None:
+    return message.replies.filter(role=Role.COACH).order_by("id").first()
+
+
+def history_for(*, conversation: Conversation, before: Message, limit: int = HISTORY_LIMIT) -> list[Message]:
+    """The last `limit` messages before `before` (oldest first). Unanswered learner messages are
+    kept: the learner did say them."""
+    rows = list(
+        conversation.messages.filter(id__lt=before.id).exclude(role=Role.SYSTEM).order_by("-id")[:limit]
+    )
+    return rows[::-1]
+
+
+def profile_get(*, learner: Learner) -> LearnerProfile:
+    profile, _ = LearnerProfile.objects.get_or_create(learner=learner)
+    return profile
+
+
+def last_coach_turn(*, conversation: Conversation, before: Message) -> Turn | None:
+    return (
+        Turn.objects.filter(learner_message__conversation=conversation, learner_message_id__lt=before.id,
+                            reply__isnull=False)
+        .order_by("-learner_message_id").first()
+    )
+
+
+def sessions_upcoming(*, learner: Learner, limit: int = 10) -> list[PlannedSession]:
+    now = timezone.now()
+    return list(PlannedSession.objects.filter(plan__learner=learner, status=SessionStatus.PLANNED,
+                                              planned_start__gte=now).order_by("planned_start")[:limit])
+
+
+def session_due_for_checkin(*, learner: Learner, now=None) -> PlannedSession | None:
+    """The most recent planned session that has ended (start + duration) within the last 7 days and
+    has no report. Deterministic: this, not the model, decides which session a report is about."""
+    now = now or timezone.now()
+    candidates = PlannedSession.objects.filter(
+        plan__learner=learner, status=SessionStatus.PLANNED,
+        planned_start__lte=now, planned_start__gte=now - timedelta(days=7),
+    ).order_by("-planned_start")
+    for session in candidates:
+        if session.planned_start + timedelta(minutes=session.duration_minutes) <= now:
+            return session
+    return None
+
+
+def session_for_report(*, learner: Learner, now=None) -> PlannedSession | None:
+    """Which session a "done"/"skipped" message refers to: the latest started, unreported session
+    (today's counts even if it has not formally ended); else the next one today."""
+    now = now or timezone.now()
+    started = PlannedSession.objects.filter(
+        plan__learner=learner, status=SessionStatus.PLANNED,
+        planned_start__lte=now + timedelta(hours=12), planned_start__gte=now - timedelta(days=7),
+    ).order_by("-planned_start")
+    return started.first()
+
+
+def progress_for(*, learner: Learner) -> dict:
+    rows = PlannedSession.objects.filter(plan__learner=learner)
+    counts = dict.fromkeys(SessionStatus.values, 0)
+    for status in rows.values_list("status", flat=True):
+        counts[status] += 1
+    done = counts[SessionStatus.COMPLETED]
+    reported = done + counts[SessionStatus.SKIPPED] + counts[SessionStatus.MISSED]
+    return {"planned": counts[SessionStatus.PLANNED], "completed": done, "skipped": counts[SessionStatus.SKIPPED],
+            "missed": counts[SessionStatus.MISSED], "completion_rate": round(done / reported, 2) if reported else None}
+
+
+def unanswered_count(*, conversation: Conversation) -> int:
+    return conversation.messages.filter(role=Role.LEARNER, status=MessageStatus.UNANSWERED).count()

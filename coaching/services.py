@@ -1,1 +1,298 @@
+"""Writes (`<noun>_<verb>`, keyword-only, atomic) and the memory read path `context_for`."""
 
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+from decimal import Decimal
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from django.contrib.auth import get_user_model
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from coaching.models import (
+    ApiClient,
+    ApiToken,
+    CheckIn,
+    CompletionSource,
+    Conversation,
+    GoalCategory,
+    Learner,
+    LearnerProfile,
+    Message,
+    MessageStatus,
+    OnboardingStep,
+    Plan,
+    PlannedSession,
+    Role,
+    SessionStatus,
+    StudyArm,
+    hash_token,
+)
+from coaching.onboarding import QUESTIONS
+from coaching.selectors import profile_get
+
+logger = logging.getLogger(__name__)
+
+
+class ServiceError(Exception):
+    """A request that cannot be carried out; `code` and `field` feed the API error shape."""
+
+    status = 400
+
+    def __init__(self, message: str, *, code: str = "invalid", field: str | None = None, status: int | None = None):
+        super().__init__(message)
+        self.code, self.field = code, field
+        if status is not None:
+            self.status = status
+
+
+# --- clients and tokens ---------------------------------------------------------------------------
+@transaction.atomic
+def api_client_create(*, name: str, owner=None) -> ApiClient:
+    return ApiClient.objects.create(name=name, owner=owner)
+
+
+@transaction.atomic
+def api_token_create(*, client: ApiClient, name: str = "") -> tuple[ApiToken, str]:
+    """Returns (token row, raw token). The raw value is never stored: show it once."""
+    raw = ApiToken.generate_raw()
+    token = ApiToken.objects.create(client=client, name=name, prefix=raw[:12], key_hash=hash_token(raw))
+    return token, raw
+
+
+def api_token_authenticate(*, raw: str) -> ApiToken | None:
+    token = (ApiToken.objects.select_related("client")
+             .filter(key_hash=hash_token(raw), revoked_at__isnull=True, client__is_active=True).first())
+    if token is None:
+        return None
+    now = timezone.now()
+    # Throttle the write: last_used_at to the minute is enough for audits.
+    if token.last_used_at is None or now - token.last_used_at > timedelta(minutes=1):
+        ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+        token.last_used_at = now
+    return token
+
+
+# --- learners and profiles ------------------------------------------------------------------------
+def _check_timezone(name: str) -> str:
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ServiceError(f"unknown time zone {name!r} (use an IANA name such as 'Europe/Paris')",
+                           field="timezone") from None
+    return name
+
+
+@transaction.atomic
+def learner_create(*, client: ApiClient, display_name: str = "", study_arm: str = StudyArm.COACH,
+                   timezone_name: str = "UTC") -> Learner:
+    if study_arm not in StudyArm.values:
+        raise ServiceError(f"study_arm must be one of {', '.join(StudyArm.values)}", field="study_arm")
+    learner = Learner.objects.create(client=client, display_name=display_name, study_arm=study_arm,
+                                     timezone=_check_timezone(timezone_name))
+    LearnerProfile.objects.create(learner=learner)
+    return learner
+
+
+PROFILE_FIELDS = ("primary_goal", "goal_category", "weekly_hours", "best_time", "confidence")
+
+
+@transaction.atomic
+def profile_update(*, learner: Learner, **fields: Any) -> LearnerProfile:
+    """Staff/API edits of validated fields (serializers validate ranges). When every field is set,
+    the gate is complete; otherwise the onboarding step moves to the first missing field."""
+    profile = LearnerProfile.objects.select_for_update().get(learner=learner)
+    for name, value in fields.items():
+        if name not in PROFILE_FIELDS:
+            raise ServiceError(f"unknown profile field {name!r}", field=name)
+        setattr(profile, name, value)
+    profile.onboarding_step = _first_missing_step(profile)
+    if profile.onboarding_step == OnboardingStep.DONE and profile.onboarding_completed_at is None:
+        profile.onboarding_completed_at = timezone.now()
+    profile.full_clean()
+    profile.save()
+    return profile
+
+
+def _first_missing_step(profile: LearnerProfile) -> str:
+    if not profile.primary_goal:
+        return OnboardingStep.GOAL
+    if not profile.goal_category:
+        return OnboardingStep.CATEGORY
+    if profile.weekly_hours is None:
+        return OnboardingStep.WEEKLY_HOURS
+    if not profile.best_time:
+        return OnboardingStep.BEST_TIME
+    if profile.confidence is None:
+        return OnboardingStep.CONFIDENCE
+    return OnboardingStep.DONE
+
+
+@transaction.atomic
+def profile_apply_onboarding(*, learner: Learner, updates: dict) -> LearnerProfile:
+    """Save what the onboarding gate (coaching.onboarding.advance) validated."""
+    profile = LearnerProfile.objects.select_for_update().get(learner=learner)
+    for name, value in updates.items():
+        setattr(profile, name, value)
+    if profile.onboarding_step == OnboardingStep.DONE and profile.onboarding_completed_at is None:
+        profile.onboarding_completed_at = timezone.now()
+    profile.full_clean()
+    profile.save()
+    return profile
+
+
+# --- conversations and messages -------------------------------------------------------------------
+@transaction.atomic
+def conversation_start(*, learner: Learner) -> Conversation:
+    """A new conversation. A learner still in onboarding gets the gate's current question as the
+    opening coach message (templated: the gate never waits on the model)."""
+    conversation = Conversation.objects.create(learner=learner)
+    profile = profile_get(learner=learner)
+    if not profile.onboarded:
+        opening = "Hi, I'm Bloom, your learning coach. " + QUESTIONS[profile.onboarding_step]
+        Message.objects.create(conversation=conversation, role=Role.COACH, content=opening, specialist="onboarding")
+    return conversation
+
+
+def message_receive(*, conversation: Conversation, content: str, idempotency_key: str | None = None,
+                    ) -> tuple[Message, bool]:
+    """Persist the learner message first (own transaction), so nothing the learner wrote is lost
+    whatever happens to the model afterwards. Returns (message, created). A repeated idempotency
+    key returns the existing message with created=False."""
+    if idempotency_key:
+        existing = conversation.messages.filter(idempotency_key=idempotency_key).first()
+        if existing is not None:
+            return existing, False
+    try:
+        with transaction.atomic():
+            message = Message.objects.create(conversation=conversation, role=Role.LEARNER, content=content,
+                                             idempotency_key=idempotency_key or None, status=MessageStatus.PENDING)
+    except IntegrityError:
+        # A concurrent request with the same key won the race.
+        return conversation.messages.get(idempotency_key=idempotency_key), False
+    return message, True
+
+
+def message_mark_unanswered(*, message: Message) -> None:
+    Message.objects.filter(pk=message.pk, status=MessageStatus.PENDING).update(status=MessageStatus.UNANSWERED)
+    message.status = MessageStatus.UNANSWERED
+
+
+# --- plans, sessions, check-ins -------------------------------------------------------------------
+def learner_tz(learner: Learner) -> ZoneInfo:
+    try:
+        return ZoneInfo(learner.timezone)
+    except (ZoneInfoNotFoundError, ValueError):
+        return ZoneInfo("UTC")
+
+
+def week_start_for(learner: Learner, when: datetime) -> datetime.date:
+    local = when.astimezone(learner_tz(learner)).date()
+    return local - timedelta(days=local.weekday())
+
+
+@transaction.atomic
+def session_schedule(*, learner: Learner, start: datetime, duration_minutes: int, topic: str = "") -> PlannedSession:
+    if timezone.is_naive(start):
+        start = start.replace(tzinfo=learner_tz(learner))
+    if not 5 <= int(duration_minutes) <= 600:
+        raise ServiceError("duration_minutes must be between 5 and 600", field="duration_minutes")
+    if start < timezone.now() - timedelta(minutes=5):
+        raise ServiceError("cannot schedule a session in the past", field="start")
+    plan, _ = Plan.objects.get_or_create(learner=learner, week_start=week_start_for(learner, start))
+    return PlannedSession.objects.create(plan=plan, planned_start=start, duration_minutes=int(duration_minutes),
+                                         topic=topic[:200])
+
+
+@transaction.atomic
+def checkin_log(*, learner: Learner, outcome: str, session: PlannedSession | None = None,
+                message: Message | None = None, source: str = CompletionSource.SELF_REPORT) -> CheckIn:
+    if outcome not in ("completed", "skipped"):
+        raise ServiceError("outcome must be 'completed' or 'skipped'", field="outcome")
+    if session is not None:
+        if session.plan.learner_id != learner.id:
+            raise ServiceError("session belongs to another learner", field="session_id", status=404)
+        session = PlannedSession.objects.select_for_update().get(pk=session.pk)
+        session.status = SessionStatus.COMPLETED if outcome == "completed" else SessionStatus.SKIPPED
+        session.completed_at = timezone.now() if outcome == "completed" else None
+        session.completion_source = source if outcome == "completed" else ""
+        session.save(update_fields=["status", "completed_at", "completion_source"])
+    return CheckIn.objects.create(learner=learner, session=session, message=message, outcome=outcome)
+
+
+_SLOT_HOUR = {"morning": 8, "midday": 12, "afternoon": 15, "evening": 19, "night": 21, "flexible": 18}
+
+
+def plan_options(*, learner: Learner, profile: LearnerProfile, now: datetime | None = None) -> list[dict]:
+    """Two concrete weekly options computed in CODE from the profile (time budget, best time). The
+    model never invents slots; it only phrases the introduction. Stored on the Turn so that a
+    later "option B"/"yes" is resolved by code."""
+    tz = learner_tz(learner)
+    now = (now or timezone.now()).astimezone(tz)
+    weekly_min = int((profile.weekly_hours or Decimal(2)) * 60)
+    hour = _SLOT_HOUR.get(profile.best_time or "flexible", 18)
+    topic = (profile.primary_goal or "study")[:200]
+
+    def days(count: int, spacing: int) -> list[datetime]:
+        first = (now + timedelta(days=1)).replace(hour=hour, minute=0, second=0, microsecond=0)
+        return [first + timedelta(days=i * spacing) for i in range(count)]
+
+    options = []
+    for label, count, spacing in (("A", 3, 2), ("B", 2, 3)):
+        minutes = max(15, min(180, (weekly_min // count) // 5 * 5))
+        starts = days(count, spacing)
+        when = ", ".join(s.strftime("%a") for s in starts)
+        options.append({
+            "label": label,
+            "summary": f"{count} sessions of {minutes} min ({when} at {hour:02d}:00)",
+            "sessions": [{"start": s.isoformat(), "minutes": minutes, "topic": topic} for s in starts],
+        })
+    return options
+
+
+# --- the memory read path -------------------------------------------------------------------------
+def profile_line(profile: LearnerProfile) -> str:
+    parts = []
+    if profile.primary_goal:
+        category = dict(GoalCategory.choices).get(profile.goal_category, "")
+        parts.append(f"goal: {profile.primary_goal}" + (f" ({category.lower()})" if category else ""))
+    if profile.weekly_hours is not None:
+        parts.append(f"{profile.weekly_hours.normalize():f} h/week")
+    if profile.best_time:
+        parts.append(f"best time: {profile.best_time}")
+    if profile.confidence is not None:
+        parts.append(f"confidence {profile.confidence}/10")
+    return "About the learner: " + ("; ".join(parts) if parts else "nothing known yet") + "."
+
+
+def context_for(learner: Learner) -> str:
+    """THE read path for every specialist: the profile line (coaching owns it) + the memory block
+    (recent facts + latest summary) from `memory.selectors.build_context`. Imported lazily: memory
+    is written in parallel, and a missing or failing memory layer must degrade to an empty block,
+    never break a turn."""
+    lines = [profile_line(profile_get(learner=learner))]
+    try:
+        from memory.selectors import build_context
+    except ImportError:
+        build_context = None
+    if build_context is not None:
+        try:
+            block = build_context(learner.id)
+        except Exception:  # memory must never take the coach down
+            logger.exception("memory.build_context failed for learner %s", learner.id)
+            block = ""
+        if block:
+            lines.append(str(block).strip())
+    return "\n".join(lines)
+
+
+def staff_demo_user_ensure(*, username: str, password: str):
+    User = get_user_model()
+    user, _ = User.objects.get_or_create(username=username, defaults={"is_staff": True, "is_superuser": True})
+    user.is_staff = user.is_superuser = True
+    user.set_password(password)
+    user.save()
+    return user

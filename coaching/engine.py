@@ -1,0 +1,520 @@
+"""One chat turn: route (code) → context (code) → specialist (code actions + model phrasing) →
+guard (code) → persist once (+ outbox for memory extraction).
+
+THE MODEL/CODE BOUNDARY, in one place:
+- code decides: which specialist (router.py), whether onboarding advances and every profile value
+  (onboarding.py), the plan options offered and which one "option B"/"yes" means, which session a
+  "done"/"skipped" refers to, every write (schedule_session, log_checkin), length, leaks, honesty.
+- the model decides: the wording of the reply (and, in the optional read-only tool loop, which
+  read tools to consult). If the model is down, deterministic specialists answer from templates;
+  free-form specialists return "unavailable" and the learner message is kept as unanswered.
+
+`turn_run(message=..., emit=...)` is synchronous; `emit(text)` receives tokens as they are
+generated (the SSE view runs it in a worker thread). The returned TurnResult is the authority:
+if the guard rewrote the streamed text, `replaced` is True and clients show `content`."""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.db import transaction
+
+from bloom.llm import LLMInvalidOutput, call_context, chat, new_trace_id
+from bloom.llm.types import LLMError
+from bloom.outbox.services import outbox_enqueue
+from coaching import guard, onboarding, prompts
+from coaching.models import Learner, Message, MessageStatus, OnboardingStep, Role, StudyArm, Turn
+from coaching.router import CHECKIN, COACH, ONBOARDING, PLANNER, REFLECTION, RouteState, route
+from coaching.selectors import (
+    history_for,
+    last_coach_turn,
+    profile_get,
+    session_due_for_checkin,
+    session_for_report,
+)
+from coaching.services import context_for, message_mark_unanswered, plan_options, profile_apply_onboarding
+from coaching.tools import READ_TOOLS, SPECS, ToolBox
+
+logger = logging.getLogger(__name__)
+
+MAX_TOOL_ITERATIONS = 3
+TOOL_TOKEN_BUDGET = 600  # output tokens across the tool loop; past it, go straight to the answer
+REPLY_MAX_TOKENS = 96
+ACK_MAX_TOKENS = 40
+
+
+def tool_loop_enabled() -> bool:
+    # Off by default: with the 0.5B default model every loop step costs a JSON-constrained call
+    # (seconds on 2 cores) for little gain; code already performs the actions. Turn on for larger
+    # models with BLOOM_COACH_TOOL_LOOP=1.
+    return os.environ.get("BLOOM_COACH_TOOL_LOOP", "0").strip().lower() in ("1", "true", "yes", "on")
+
+
+class ModelDown(Exception):
+    """The model is unavailable for a turn that needs it. The learner message is kept (unanswered)."""
+
+    def __init__(self, message: str, *, retry_after: float | None = None):
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+@dataclass
+class TurnResult:
+    reply: Message
+    turn: Turn
+    replaced: bool = False  # the stored content differs from what was streamed
+
+
+@dataclass
+class _Run:
+    learner: Learner
+    message: Message
+    trace_id: str
+    emit: Callable[[str], None] | None
+    specialist: str = COACH
+    streamed: list[str] = field(default_factory=list)
+    guard_events: list[dict] = field(default_factory=list)
+    timings: dict = field(default_factory=dict)
+    model_calls: int = 0
+    iteration: int = 0
+    outcome: str = "ok"
+    offered_options: list = field(default_factory=list)
+    t0: float = field(default_factory=time.perf_counter)
+
+    def send(self, text: str) -> None:
+        self.streamed.append(text)
+        if self.emit is not None:
+            self.emit(text)
+
+    def guard_event(self, kind: str, detail: str, action: str) -> None:
+        self.guard_events.append({"kind": kind, "detail": detail, "action": action})
+
+
+def _ms(start: float) -> float:
+    return round((time.perf_counter() - start) * 1000, 1)
+
+
+def _add_ms(run: _Run, phase: str, start: float) -> None:
+    run.timings[phase] = round(run.timings.get(phase, 0.0) + _ms(start), 1)
+
+
+# --- model calls ----------------------------------------------------------------------------------
+def _model_text(run: _Run, messages: list[dict], *, max_tokens: int, stream: bool) -> str:
+    """One model call under the turn's call context. Streams to the client when asked; stops the
+    stream early once the text is past the hard cap or shows a scaffold leak (the guard then
+    decides what is stored)."""
+    start = time.perf_counter()
+    options = {"max_tokens": max_tokens, "temperature": 0.3, "seed": 7}
+    with call_context(trace_id=run.trace_id, conversation_id=run.message.conversation_id, learner_id=run.learner.id,
+                      agent=run.specialist, loop_iteration=run.iteration, service="coaching.turn"):
+        run.iteration += 1
+        run.model_calls += 1
+        try:
+            if not (stream and run.emit is not None):
+                return chat(messages, options=options).text
+            chat_stream = chat(messages, stream=True, options=options)
+            parts: list[str] = []
+            try:
+                for token in chat_stream:
+                    if not parts and "ttft_ms" not in run.timings:
+                        run.timings["ttft_ms"] = _ms(run.t0)
+                    parts.append(token)
+                    run.send(token)
+                    text = "".join(parts)
+                    if len(text) > guard.MAX_REPLY_CHARS + 80 or guard.find_leaks(text):
+                        break
+            finally:
+                chat_stream.close()
+            return "".join(parts)
+        finally:
+            _add_ms(run, "model", start)
+
+
+def _tool_loop(run: _Run, messages: list[dict], toolbox: ToolBox) -> tuple[list[dict], str | None]:
+    """Bounded ReAct loop over READ tools. Returns (messages with tool results, answer if the model
+    answered directly). Tool errors go back to the model as tool results; invalid model output
+    ends the loop (the caller then asks for a plain answer — a final answer is guaranteed)."""
+    specs = [SPECS[name] for name in READ_TOOLS]
+    used_tokens = 0
+    for _ in range(MAX_TOOL_ITERATIONS):
+        start = time.perf_counter()
+        with call_context(trace_id=run.trace_id, conversation_id=run.message.conversation_id,
+                          learner_id=run.learner.id, agent=run.specialist, loop_iteration=run.iteration,
+                          service="coaching.turn"):
+            run.iteration += 1
+            run.model_calls += 1
+            try:
+                result = chat(messages, tools=specs, options={"max_tokens": 160, "temperature": 0.2, "seed": 7})
+            except LLMInvalidOutput as exc:
+                run.guard_event("tool_output", str(exc)[:200], "ended tool loop")
+                return messages, None
+            finally:
+                _add_ms(run, "model", start)
+        used_tokens += result.usage.output_tokens or 0
+        if not result.tool_calls:
+            return messages, (result.text or None)
+        messages = [*messages, {"role": "assistant", "content": "",
+                                "tool_calls": [{"name": c.name, "arguments": c.arguments} for c in result.tool_calls]}]
+        start = time.perf_counter()
+        for call in result.tool_calls:
+            out = toolbox.call(call.name, call.arguments, by="model")
+            messages.append({"role": "tool", "name": call.name, "content": _json(out)})
+        _add_ms(run, "tools", start)
+        if used_tokens >= TOOL_TOKEN_BUDGET:
+            run.guard_event("tool_budget", f"{used_tokens} output tokens", "stopped tool loop")
+            break
+    else:
+        run.guard_event("tool_iterations", f"{MAX_TOOL_ITERATIONS} iterations", "stopped tool loop")
+    return messages, None
+
+
+def _json(value) -> str:
+    import json
+
+    return json.dumps(value, default=str)[:1500]
+
+
+# --- guard ----------------------------------------------------------------------------------------
+def _guarded(run: _Run, text: str, *, messages: list[dict], system: str, toolbox: ToolBox,
+             goal_category: str, fallback: str, allow_regenerate: bool = True) -> str:
+    """Apply the output guard. Leak / false claim / goal drift → regenerate once (non-streamed)
+    with a corrective note; still bad → safe fallback (false claims: drop the sentence). Each
+    finding is recorded."""
+    start = time.perf_counter()
+    try:
+        for attempt in range(2):
+            text, changed = guard.flatten_format(text)
+            if changed:
+                run.guard_event("format", "markdown/bullets flattened", "rewrote")
+            text, cut = guard.cap_length(text)
+            if cut:
+                run.guard_event("too_long", f"over {guard.MAX_REPLY_CHARS} chars", "cut at sentence boundary")
+            findings = (guard.find_leaks(text, system) + guard.find_false_claims(text, toolbox.done)
+                        + guard.find_drift(text, goal_category))
+            if not text.strip():
+                findings.append(guard.Finding("empty", "empty reply"))
+            if not findings:
+                return text
+            detail = "; ".join(f"{f.kind}:{f.detail}" for f in findings)
+            if attempt == 0 and allow_regenerate:
+                run.guard_event(findings[0].kind, detail, "regenerate")
+                note = ("Your previous reply was rejected (" + ", ".join(sorted({f.kind for f in findings})) + "). "
+                        "Reply again in plain text, at most 3 short sentences, only about the learner's goal, "
+                        "and do not claim any action that the ACTIONS line does not list.")
+                g_start = time.perf_counter()
+                try:
+                    text = _model_text(run, [*messages, {"role": "system", "content": note}],
+                                       max_tokens=REPLY_MAX_TOKENS, stream=False)
+                except LLMError as exc:
+                    run.guard_event("regenerate_failed", type(exc).__name__, "fallback")
+                    text = ""
+                finally:
+                    run.timings["guard"] = run.timings.get("guard", 0) - _ms(g_start)  # counted as model
+                continue
+            if all(f.kind == "honesty" for f in findings):
+                trimmed = guard.remove_sentences(text, findings, toolbox.done)
+                if trimmed:
+                    run.guard_event("honesty", detail, "removed false claim")
+                    return trimmed
+            run.guard_event(findings[0].kind, detail, "fallback")
+            run.outcome = "fallback"
+            return fallback
+        return fallback
+    finally:
+        _add_ms(run, "guard", start)
+
+
+# --- specialists ----------------------------------------------------------------------------------
+def _chat_messages(system: str, context: str, history: list[Message], actions: str, user_text: str) -> list[dict]:
+    msgs = [{"role": "system", "content": system}, {"role": "system", "content": context + "\n" + actions}]
+    for h in history:
+        msgs.append({"role": "user" if h.role == Role.LEARNER else "assistant", "content": h.content[:800]})
+    msgs.append({"role": "user", "content": user_text})
+    return msgs
+
+
+def _actions_line(toolbox: ToolBox) -> str:
+    done = [c for c in toolbox.calls if c["ok"] and c["name"] in ("schedule_session", "log_checkin")]
+    if not done:
+        return "ACTIONS done this turn: none."
+    parts = []
+    for c in done:
+        if c["name"] == "schedule_session":
+            s = c["result"]["scheduled"]
+            parts.append(f"scheduled a {s['minutes']}-minute session at {s['start'][:16].replace('T', ' ')}")
+        else:
+            parts.append(f"logged the session as {c['result']['outcome']}")
+    return "ACTIONS done this turn: " + "; ".join(parts) + "."
+
+
+_OPTION_PICK = [(r"\boption\s*([abc])\b", None), (r"^\s*([abc])\s*[.!]?\s*$", None),
+                (r"\b(first)\b", "A"), (r"\b(second)\b", "B"), (r"\b(third)\b", "C")]
+
+
+def resolve_option(text: str, options: list[dict]) -> dict | None:
+    """Which offered option the learner picked. "yes"/"ok" picks the first (recommended) one.
+    Code, not the model, resolves it against the options stored on the previous turn."""
+    norm = text.strip().lower()
+    by_label = {o["label"].upper(): o for o in options}
+    for pattern, fixed in _OPTION_PICK:
+        match = re.search(pattern, norm)
+        if match:
+            return by_label.get(fixed or match.group(1).upper())
+    if re.search(r"^\s*(yes|yeah|yep|sure|ok|okay|sounds good|let'?s do (it|that)|go for it|perfect|great)\b", norm):
+        return options[0] if options else None
+    return None
+
+
+def _report_outcome(text: str) -> str | None:
+    norm = text.lower()
+    if re.search(r"\b(skipped|missed|didn'?t|couldn'?t|no time)\b", norm):
+        return "skipped"
+    if re.search(r"\b(did|done|finished|completed|practi[cs]ed|studied|trained)\b", norm):
+        return "completed"
+    return None
+
+
+def turn_run(*, message: Message, emit: Callable[[str], None] | None = None) -> TurnResult:
+    """Run one turn for a persisted learner message (status pending/unanswered)."""
+    conversation = message.conversation
+    learner = conversation.learner
+    run = _Run(learner=learner, message=message, trace_id=new_trace_id(), emit=emit)
+
+    # 1. routing (code)
+    start = time.perf_counter()
+    profile = profile_get(learner=learner)
+    previous = last_coach_turn(conversation=conversation, before=message)
+    options_pending = bool(previous and previous.offered_options)
+    due = session_due_for_checkin(learner=learner) if profile.onboarded else None
+    decision = route(RouteState(onboarded=profile.onboarded, checkin_due=due is not None,
+                                options_pending=options_pending), message.content)
+    run.specialist = decision.specialist
+    _add_ms(run, "routing", start)
+
+    # 2. context (code): profile line + memory block, and short-term history
+    start = time.perf_counter()
+    context = context_for(learner)
+    history = history_for(conversation=conversation, before=message)
+    _add_ms(run, "context", start)
+
+    toolbox = ToolBox(learner=learner, message=message)
+    tracker = learner.study_arm == StudyArm.TRACKER
+    system = prompts.system_prompt(run.specialist)
+    fallback = prompts.FALLBACKS[run.specialist]
+    suffix = ""  # code-rendered text appended after the model's words (questions, options)
+    text = ""
+    try:
+        if run.specialist == ONBOARDING:
+            text, suffix = _onboarding(run, profile, message, system, context, history, tracker)
+        elif run.specialist == PLANNER:
+            text, suffix = _planner(run, profile, decision.rule, previous, message, system, context, history,
+                                    toolbox, tracker)
+        elif run.specialist == CHECKIN:
+            text, suffix = _checkin(run, profile, message, system, context, history, toolbox, tracker, due)
+        elif tracker:
+            # Control arm: no coaching, ever. Templated acknowledgement, no model call.
+            run.outcome, text = "templated", prompts.TRACKER_ACK
+        else:
+            msgs = _chat_messages(system, context, history, _actions_line(toolbox), message.content)
+            answer = None
+            if tool_loop_enabled() and run.specialist in (COACH, REFLECTION):
+                msgs, answer = _tool_loop(run, msgs, toolbox)
+                if answer:
+                    run.send(answer)
+            if answer is None:
+                answer = _model_text(run, msgs, max_tokens=REPLY_MAX_TOKENS, stream=True)
+            text = _guarded(run, answer, messages=msgs, system=system, toolbox=toolbox,
+                            goal_category=profile.goal_category, fallback=fallback)
+    except LLMError as exc:
+        # Free-form specialists need the model (down, timing out, or answering garbage): keep the
+        # message (unanswered), record the turn, tell the client to retry.
+        message_mark_unanswered(message=message)
+        _record_turn(run, decision, context, toolbox, reply=None, outcome="unavailable")
+        raise ModelDown(
+            "The coach's language model is unavailable right now; your message was saved and can be "
+            "retried.", retry_after=getattr(exc, "retry_after", None) or 10) from exc
+
+    content = (text.strip() + ("\n\n" if text.strip() and suffix else "") + suffix).strip()
+    streamed = "".join(run.streamed).strip()
+    if emit is not None and content.startswith(streamed) and content != streamed:
+        # Code-rendered parts (question, options, confirmations) follow the model's words.
+        run.send(("\n\n" if streamed else "") + content[len(streamed):].lstrip())
+    replaced = "".join(run.streamed).strip() != content
+
+    start = time.perf_counter()
+    reply = _persist(run, decision, context, toolbox, content)
+    _add_ms(run, "persistence", start)
+    run.timings["total"] = _ms(run.t0)
+    Turn.objects.filter(pk=reply.produced_by_turn.pk).update(timings=run.timings)
+    return TurnResult(reply=reply, turn=reply.produced_by_turn, replaced=replaced)
+
+
+def _onboarding(run, profile, message, system, context, history, tracker) -> tuple[str, str]:
+    before = onboarding.OnboardingAnswers(
+        step=profile.onboarding_step, primary_goal=profile.primary_goal, goal_category=profile.goal_category,
+        weekly_hours=profile.weekly_hours, best_time=profile.best_time, confidence=profile.confidence)
+    outcome = onboarding.advance(before, message.content)  # THE GATE: code only
+    run.guard_events.append({"kind": "onboarding", "detail": f"{outcome.step}: "
+                             + ("accepted" if outcome.accepted else f"rejected ({outcome.error})"),
+                             "action": "advance" if outcome.accepted else "re-ask"})
+    if not outcome.accepted:
+        run.outcome = "templated"
+        return "", onboarding.CLARIFY[outcome.step]
+    profile = profile_apply_onboarding(learner=run.learner, updates=outcome.updates)
+    if outcome.next_step == OnboardingStep.DONE:
+        after = onboarding.OnboardingAnswers(
+            step=profile.onboarding_step, primary_goal=profile.primary_goal, goal_category=profile.goal_category,
+            weekly_hours=profile.weekly_hours, best_time=profile.best_time, confidence=profile.confidence)
+        suffix = onboarding.completion_summary(after)
+    else:
+        suffix = onboarding.QUESTIONS[outcome.next_step]
+    ack = "Got it." if tracker else ""
+    if not tracker:
+        # The model only phrases a one-sentence acknowledgement; the question is the template.
+        msgs = [{"role": "system", "content": system},
+                {"role": "user", "content": message.content}]
+        try:
+            raw = _model_text(run, msgs, max_tokens=ACK_MAX_TOKENS, stream=False)
+            ack = _guarded(run, guard.cap_length(_first_sentence(raw), 200)[0], messages=msgs, system=system,
+                           toolbox=ToolBox(learner=run.learner), goal_category=profile.goal_category,
+                           fallback="Got it.", allow_regenerate=False)
+            if "?" in ack:  # the question is code's job; a model question would confuse the gate
+                run.guard_event("question_in_ack", ack[:80], "fallback")
+                ack = "Got it."
+        except LLMError as exc:
+            run.guard_event("model_unavailable", type(exc).__name__, "templated acknowledgement")
+            ack, run.outcome = "Got it.", "templated"
+    return ack, suffix
+
+
+def _first_sentence(text: str) -> str:
+    text = text.strip()
+    match = re.search(r"^(.+?[.!?])(\s|$)", text, re.S)
+    return match.group(1) if match else text
+
+
+def _phrase(run, system, context, history, toolbox, user_text, fallback, goal_category) -> str:
+    """Model phrasing for deterministic specialists: on model failure a template answers (the
+    actions were already taken by code, so the template can state them truthfully)."""
+    msgs = _chat_messages(system, context, history, _actions_line(toolbox), user_text)
+    try:
+        raw = _model_text(run, msgs, max_tokens=REPLY_MAX_TOKENS, stream=True)
+    except LLMError as exc:
+        run.guard_event("model_unavailable", type(exc).__name__, "templated reply")
+        run.outcome = "templated"
+        return fallback
+    return _guarded(run, raw, messages=msgs, system=system, toolbox=toolbox, goal_category=goal_category,
+                    fallback=fallback)
+
+
+_SCHEDULE_TALK = re.compile(
+    r"\d|\boption|\b(mon|tues|wednes|thurs|fri|satur|sun)day|\bmorning:|\bhere (are|is)\b", re.I)
+
+
+def _planner_words(run: _Run, text: str) -> str:
+    """Code renders every day, time and option; the model's words may only frame them. A small
+    model invents its own times (seen: "Morning: 8:00 AM - 9:00 AM" next to code's options), so
+    any sentence or line talking schedule is dropped here, and at most two sentences are kept."""
+    pieces = [p.strip() for p in re.split(r"(?<=[.!?])\s+|\n+", text) if p.strip()]
+    kept = [p for p in pieces if not _SCHEDULE_TALK.search(p) and not p.endswith(":")][:2]
+    if len(kept) != len(pieces):
+        run.guard_event("planner_schedule_talk", f"dropped {len(pieces) - len(kept)} of {len(pieces)} pieces",
+                        "kept framing only")
+    return " ".join(kept)
+
+
+def _planner(run, profile, rule, previous, message, system, context, history, toolbox, tracker) -> tuple[str, str]:
+    if rule == "option_answer" and previous is not None:
+        chosen = resolve_option(message.content, previous.offered_options)
+        if chosen is not None:
+            # Code acts on the option it offered: one schedule_session call per slot.
+            for s in chosen["sessions"]:
+                toolbox.call("schedule_session", {"start": s["start"], "minutes": s["minutes"], "topic": s["topic"]},
+                             by="code")
+            ok = [c for c in toolbox.calls if c["ok"]]
+            confirmation = (f"Option {chosen['label']} is in your plan: {len(ok)} of {len(chosen['sessions'])} "
+                            f"sessions scheduled ({chosen['summary']}).")
+            if tracker:
+                run.outcome = "templated"
+                return "", confirmation
+            text = _phrase(run, system, context, history, toolbox,
+                           f"{message.content}\n(Encourage me about the sessions just scheduled.)",
+                           "Nice choice — that's a plan you can keep.", profile.goal_category)
+            return _planner_words(run, text), confirmation
+    run.offered_options = plan_options(learner=run.learner, profile=profile)
+    listing = "\n".join(f"Option {o['label']}: {o['summary']}" for o in run.offered_options)
+    suffix = f"{listing}\nReply “option A” or “option B” and I'll schedule it."
+    if tracker:
+        run.outcome = "templated"
+        return "", suffix
+    text = _phrase(run, system, context, history, toolbox,
+                   f"{message.content}\n(Two schedule options follow your reply; do not list times yourself.)",
+                   prompts.FALLBACKS[PLANNER], profile.goal_category)
+    return _planner_words(run, text) or prompts.FALLBACKS[PLANNER], suffix
+
+
+def _checkin(run, profile, message, system, context, history, toolbox, tracker, due) -> tuple[str, str]:
+    outcome = _report_outcome(message.content)
+    if outcome is None:
+        # Check-in due but the message is not a report: ask about the session (templated question).
+        session = due
+        when = session.planned_start.strftime("%a %H:%M") if session else "your last session"
+        question = f"How did your session ({when}) go — did you do it or skip it?"
+        if tracker:
+            run.outcome = "templated"
+            return "", question
+        text = _phrase(run, system, context, history, toolbox, message.content, "", profile.goal_category)
+        return text, question
+    session = session_for_report(learner=run.learner)
+    toolbox.call("log_checkin", {"outcome": outcome, **({"session_id": session.id} if session else {})}, by="code")
+    confirmation = ("Logged: session completed." if outcome == "completed" else "Logged: session skipped.")
+    if tracker:
+        run.outcome = "templated"
+        return "", confirmation
+    text = _phrase(run, system, context, history, toolbox, message.content, prompts.FALLBACKS[CHECKIN],
+                   profile.goal_category)
+    return text, confirmation
+
+
+# --- persistence ----------------------------------------------------------------------------------
+def _record_turn(run: _Run, decision, context: str, toolbox: ToolBox, *, reply: Message | None, outcome: str) -> Turn:
+    turn, _ = Turn.objects.update_or_create(
+        learner_message=run.message,
+        defaults={"reply": reply, "specialist": decision.specialist, "rule": decision.rule,
+                  "reason": decision.reason[:300], "trace_id": run.trace_id, "prompt_version": prompts.PROMPT_VERSION,
+                  "context_snapshot": context, "guard_events": run.guard_events, "tool_calls": toolbox.calls,
+                  "offered_options": run.offered_options, "timings": run.timings, "model_calls": run.model_calls,
+                  "outcome": outcome},
+    )
+    return turn
+
+
+def _persist(run: _Run, decision, context: str, toolbox: ToolBox, content: str) -> Message:
+    """Store the reply exactly once: under a row lock on the learner message, a second runner for
+    the same message (a retried request) finds the reply and stores nothing."""
+    with transaction.atomic():
+        locked = Message.objects.select_for_update().get(pk=run.message.pk)
+        existing = locked.replies.filter(role=Role.COACH).order_by("id").first()
+        if existing is not None:
+            return existing
+        reply = Message.objects.create(conversation_id=locked.conversation_id, role=Role.COACH, content=content,
+                                       specialist=decision.specialist, reply_to=locked, trace_id=run.trace_id)
+        Message.objects.filter(pk=locked.pk).update(status=MessageStatus.ANSWERED, specialist=decision.specialist,
+                                                    trace_id=run.trace_id)
+        run.message.status = MessageStatus.ANSWERED
+        _record_turn(run, decision, context, toolbox, reply=reply, outcome=run.outcome)
+        if decision.specialist != ONBOARDING and run.learner.study_arm == StudyArm.COACH:
+            # Fire-and-forget memory extraction, sent after commit; the reply never waits for it.
+            outbox_enqueue(task_name="memory.extract_facts", args=[locked.pk], queue="memory",
+                           dedup_key=f"extract:{locked.pk}")
+    return reply
+
+
+def now_iso() -> str:
+    return datetime.now().isoformat()

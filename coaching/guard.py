@@ -1,0 +1,102 @@
+"""Output guard, all code: hard length cap, formatting flattening, scaffold-leak detection,
+goal-drift detection, and the honesty check (claims vs tool calls actually made this turn).
+The engine decides what to do with a finding (regenerate once, then a safe fallback) and records
+every finding as a guard event on the Turn."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+MAX_REPLY_CHARS = 600
+
+# Scaffold leaks: role tags, chat-template tokens, our own prompt section markers, planning
+# preambles. Matched case-insensitively anywhere in the reply.
+_LEAK_PATTERNS: list[tuple[str, str]] = [
+    ("role_tag", r"(?im)^\s*(assistant|user|system|coach|learner|bloom)\s*:"),
+    ("template_token", r"<\|?(im_start|im_end|endoftext|eot_id|start_header_id)\|?>|\[/?INST\]"),
+    ("heading", r"(?m)^\s*#{1,6}\s"),
+    ("section_marker", r"(?i)\b(about the learner|actions done this turn|actions line|recent conversation|memory block|"
+                       r"learner profile:|system prompt|instructions:|tool result from)"),
+    ("plan_preamble", r"(?i)\bhere(?:'s| is) (?:my|a|the|your) (?:plan|step-by-step plan|response|answer)\b"),
+    ("json_blob", r"^\s*[\[{]\s*\""),
+]
+
+# Claims of actions. Each maps to the tool whose successful call in this turn makes it true.
+_CLAIMS: list[tuple[str, str]] = [
+    ("schedule_session", r"(?i)\b(i(?:'ve| have)? (?:just )?(?:scheduled|booked|added|put|set up|created|planned)|"
+                         r"(?:has|have) been (?:scheduled|booked|added)|is now (?:scheduled|booked|in your))"),
+    ("log_checkin", r"(?i)\bi(?:'ve| have)? (?:just )?(?:logged|recorded|noted down|marked|saved|updated)\b"),
+    # The calendar feed is issue 7's: until a subscription is tracked, no calendar claim is true.
+    ("calendar", r"(?i)\b(to|in|into|on) your (?:google |outlook )?calendar\b|\bcalendar (?:invite|event|reminder)\b|"
+                 r"\bset (?:up )?a reminder\b|\bsent you\b|\bemailed\b"),
+]
+
+_CAREER_WORDS = (r"(?i)\b(career|job|jobs|employer|resume|résumé|cv|promotion|workplace|"
+                 r"professional development|interview)\b")
+
+
+@dataclass
+class Finding:
+    kind: str  # leak | too_long | format | honesty | drift
+    detail: str
+
+
+def cap_length(text: str, limit: int = MAX_REPLY_CHARS) -> tuple[str, bool]:
+    """Cut at the last sentence boundary before `limit`; hard cut with an ellipsis if none."""
+    text = text.strip()
+    if len(text) <= limit:
+        return text, False
+    head = text[:limit]
+    ends = [m.end() for m in re.finditer(r"[.!?…](?=\s|$)", head)]
+    if ends and ends[-1] >= limit // 3:
+        return head[:ends[-1]].strip(), True
+    return head.rsplit(" ", 1)[0].rstrip(",;:") + "…", True
+
+
+def flatten_format(text: str) -> tuple[str, bool]:
+    """The reply is a chat message: strip markdown emphasis and turn bullets into sentences."""
+    original = text
+    text = re.sub(r"\*\*(.+?)\*\*|__(.+?)__", lambda m: m.group(1) or m.group(2), text)
+    text = re.sub(r"(?m)^\s*(?:[-*•]|\d+[.)])\s+", "", text)
+    text = re.sub(r"\n{2,}", "\n", text).strip()
+    return text, text != original
+
+
+def find_leaks(text: str, system_prompt: str = "") -> list[Finding]:
+    findings = [Finding("leak", name) for name, pattern in _LEAK_PATTERNS if re.search(pattern, text)]
+    if system_prompt:
+        # An echo of the system prompt: any run of 8 consecutive words copied from it.
+        words = re.findall(r"[a-z']+", system_prompt.lower())
+        reply = " " + " ".join(re.findall(r"[a-z']+", text.lower())) + " "
+        for i in range(0, max(0, len(words) - 7)):
+            if " " + " ".join(words[i:i + 8]) + " " in reply:
+                findings.append(Finding("leak", "system_prompt_echo"))
+                break
+    return findings
+
+
+def find_false_claims(text: str, tools_done: set[str]) -> list[Finding]:
+    """Claims not backed by a successful tool call of the matching kind in this turn."""
+    findings = []
+    for tool, pattern in _CLAIMS:
+        match = re.search(pattern, text)
+        if match and tool not in tools_done:
+            findings.append(Finding("honesty", f"claims {match.group(0)!r} without {tool}"))
+    return findings
+
+
+def find_drift(text: str, goal_category: str) -> list[Finding]:
+    """Script fixation: career framing for a learner whose goal is not a career goal."""
+    if goal_category and goal_category != "career":
+        match = re.search(_CAREER_WORDS, text)
+        if match:
+            return [Finding("drift", f"career framing ({match.group(0)!r}) for a {goal_category} goal")]
+    return []
+
+
+def remove_sentences(text: str, pattern_findings: list[Finding], tools_done: set[str]) -> str:
+    """Drop the sentences carrying a false claim (used after the regeneration also failed)."""
+    sentences = re.split(r"(?<=[.!?])\s+", text)
+    kept = [s for s in sentences if not find_false_claims(s, tools_done)]
+    return " ".join(kept).strip()

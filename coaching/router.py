@@ -1,0 +1,76 @@
+"""The router: plain rules, no model. The first rule that matches wins; the rule name and a
+human-readable reason are stored on the Turn. Pure function of (state, message text) so the whole
+rules table is unit-tested without a database or a model."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+ONBOARDING, PLANNER, CHECKIN, REFLECTION, COACH = "onboarding", "planner", "checkin", "reflection", "coach"
+SPECIALISTS = (ONBOARDING, PLANNER, CHECKIN, REFLECTION, COACH)
+
+
+@dataclass(frozen=True)
+class RouteState:
+    onboarded: bool
+    checkin_due: bool = False  # a planned session has ended and has no report yet
+    options_pending: bool = False  # the previous coach turn offered options (A/B/…)
+
+
+@dataclass(frozen=True)
+class RouteDecision:
+    specialist: str
+    rule: str
+    reason: str
+
+
+def _any(patterns: tuple[str, ...], text: str) -> str | None:
+    for pattern in patterns:
+        match = re.search(pattern, text)
+        if match:
+            return match.group(0)
+    return None
+
+
+# Explicit requests name the specialist: they beat every default below.
+EXPLICIT_PLAN = (r"\blet'?s plan\b", r"\bplan (my|the|this|next) week\b", r"\bmake (me )?a plan\b",
+                 r"\b(new|weekly|study) plan\b", r"\bschedule (a |my |some )?sessions?\b", r"\breschedule\b")
+EXPLICIT_REFLECT = (r"\blet'?s reflect\b", r"\bi want to reflect\b", r"\breflect on\b", r"\bweekly review\b")
+EXPLICIT_CHECKIN = (r"\bcheck[- ]?in\b", r"\blog (a|my) session\b")
+# A learner reporting on a session (done / skipped).
+REPORT_DONE = (r"\b(i )?(did|finished|completed|done with) (it|my|the|today'?s|a) ?(session|practice|lesson|workout)?",
+               r"\bi (did|finished|completed|practiced|practised|studied|trained)\b", r"^\s*done\b",
+               r"\b(session|practice) (is )?(done|complete|completed|finished)\b")
+REPORT_SKIPPED = (r"\b(i )?(skipped|missed)\b", r"\bdidn'?t (do|make|manage|get to)\b", r"\bcouldn'?t (do|make)\b",
+                  r"\bno time (today|yesterday)\b")
+# Answers to offered options: "option B", "b", "the second one", "yes", "sounds good".
+OPTION_ANSWER = (r"^\s*(option\s*)?[abc]\s*[.!]?\s*$", r"\boption\s*[abc]\b",
+                 r"\b(the )?(first|second|third) (one|option)\b",
+                 r"^\s*(yes|yeah|yep|sure|ok|okay|sounds good|let'?s do (it|that)|go for it|perfect|great)\b")
+PLANNING_CUES = (r"\bplan\b", r"\bschedule\b", r"\bwhen should i\b", r"\bsessions?\b", r"\bthis week\b",
+                 r"\bnext week\b", r"\btimetable\b", r"\bcalendar\b")
+REFLECTION_CUES = (r"\breflect", r"\bhow am i doing\b", r"\bprogress\b", r"\bstruggl", r"\bfeel(ing)? (stuck|like)\b",
+                   r"\blooking back\b", r"\bwhat went well\b", r"\bmotivat", r"\bproud\b", r"\bfrustrat")
+
+
+def route(state: RouteState, text: str) -> RouteDecision:
+    norm = text.strip().lower()
+    if not state.onboarded:
+        return RouteDecision(ONBOARDING, "onboarding_incomplete",
+                             "profile not complete: the onboarding gate runs first")
+    if hit := _any(EXPLICIT_PLAN, norm):
+        return RouteDecision(PLANNER, "explicit_plan", f"learner asked to plan ({hit!r})")
+    if hit := _any(EXPLICIT_REFLECT, norm):
+        return RouteDecision(REFLECTION, "explicit_reflect", f"learner asked to reflect ({hit!r})")
+    if state.options_pending and (hit := _any(OPTION_ANSWER, norm)):
+        return RouteDecision(PLANNER, "option_answer", f"answer {hit.strip()!r} to the options offered last turn")
+    if (hit := _any(REPORT_SKIPPED, norm)) or (hit := _any(REPORT_DONE, norm)) or (hit := _any(EXPLICIT_CHECKIN, norm)):
+        return RouteDecision(CHECKIN, "session_report", f"message reports on a session ({hit.strip()!r})")
+    if state.checkin_due:
+        return RouteDecision(CHECKIN, "checkin_due", "a planned session has ended without a report")
+    if hit := _any(PLANNING_CUES, norm):
+        return RouteDecision(PLANNER, "planning_cue", f"planning cue {hit!r}")
+    if hit := _any(REFLECTION_CUES, norm):
+        return RouteDecision(REFLECTION, "reflection_cue", f"reflection cue {hit!r}")
+    return RouteDecision(COACH, "default", "no rule matched: general coach")

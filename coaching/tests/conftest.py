@@ -1,0 +1,41 @@
+import pytest
+from django.test import override_settings
+from rest_framework.test import APIClient
+
+from bloom.config import ModelSpec
+from coaching import services
+
+
+@pytest.fixture
+def fake_model():
+    """The FAKE scripted model (control-flow tests only): push replies/errors in the test."""
+    from bloom.llm.providers import fake_chat
+    from bloom.llm.resilience import reset_breakers
+
+    fake = fake_chat()
+    fake.reset()
+    reset_breakers()
+    with override_settings(BLOOM_LLM=ModelSpec("fake", "scripted"), BLOOM_LLM_RETRIES=0):
+        yield fake
+    fake.reset()
+    reset_breakers()
+
+
+def make_client(name="acme"):
+    client = services.api_client_create(name=name)
+    _, raw = services.api_token_create(client=client)
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
+    return client, api
+
+
+@pytest.fixture
+def api(db):
+    return make_client()
+
+
+def onboarded_learner(client, *, goal="learn to swim", category="sport", arm="coach"):
+    learner = services.learner_create(client=client, study_arm=arm)
+    services.profile_update(learner=learner, primary_goal=goal, goal_category=category, weekly_hours=3,
+                            best_time="evening", confidence=6)
+    return learner

@@ -1,0 +1,159 @@
+"""Control flow of specialists, tool loop, SSE framing, page and seed command. The model here is
+the FAKE scripted provider (no language behaviour is asserted)."""
+
+import json
+from datetime import timedelta
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.test import Client
+from django.utils import timezone
+
+from bloom.llm import LLMUnavailable
+from bloom.llm.providers.fake import Scripted
+from coaching import services
+from coaching.engine import turn_run
+from coaching.models import ApiToken, CheckIn, Learner, Message, PlannedSession, SessionStatus, Turn
+from coaching.tests.conftest import make_client, onboarded_learner
+
+pytestmark = pytest.mark.django_db
+
+
+def _message(learner, text):
+    conversation = learner.conversations.first() or services.conversation_start(learner=learner)
+    msg, _ = services.message_receive(conversation=conversation, content=text)
+    return msg
+
+
+def test_checkin_report_logs_the_due_session_by_code(fake_model):
+    client, _ = make_client()
+    learner = onboarded_learner(client)
+    session = services.session_schedule(learner=learner, start=timezone.now() + timedelta(minutes=1),
+                                        duration_minutes=30, topic="swim")
+    PlannedSession.objects.filter(pk=session.pk).update(planned_start=timezone.now() - timedelta(hours=2))
+    fake_model.push("Well done, I've logged it. See you next time.")
+    result = turn_run(message=_message(learner, "I did my session today"))
+    session.refresh_from_db()
+    assert session.status == SessionStatus.COMPLETED and session.completion_source == "self_report"
+    assert CheckIn.objects.get().session_id == session.id
+    assert result.turn.rule == "session_report"
+    assert [c["name"] for c in result.turn.tool_calls] == ["log_checkin"]
+    assert "Logged: session completed." in result.reply.content
+    assert not any(e["kind"] == "honesty" for e in result.turn.guard_events)  # claim backed by the tool call
+
+
+def test_false_schedule_claim_removed(fake_model):
+    client, _ = make_client()
+    learner = onboarded_learner(client)
+    fake_model.push("Great idea. I've scheduled a session for tomorrow.", "Great idea. I've booked it for you.")
+    result = turn_run(message=_message(learner, "what's a good warm-up?"))
+    assert "scheduled" not in result.reply.content and "booked" not in result.reply.content
+    assert result.reply.content.startswith("Great idea.")
+    assert not PlannedSession.objects.exists()
+
+
+def test_tool_loop_errors_go_back_to_model_and_final_answer_guaranteed(fake_model, monkeypatch):
+    monkeypatch.setenv("BLOOM_COACH_TOOL_LOOP", "1")
+    client, _ = make_client()
+    learner = onboarded_learner(client)
+    fake_model.push('{"tool_calls": [{"name": "get_progress", "arguments": {}}]}',
+                    '{"tool_calls": [{"name": "search_memory", "arguments": {"query": "water"}}]}',
+                    '{"tool_calls": [{"name": "get_plan", "arguments": {}}]}',
+                    "You have no sessions yet; let's plan some.")
+    result = turn_run(message=_message(learner, "how am I doing overall?"))
+    names = [c["name"] for c in result.turn.tool_calls]
+    assert names == ["get_progress", "search_memory", "get_plan"]
+    assert all(c["by"] == "model" for c in result.turn.tool_calls)
+    assert any(e["kind"] == "tool_iterations" for e in result.turn.guard_events)  # bounded at 3
+    assert result.reply.content == "You have no sessions yet; let's plan some."
+    assert result.turn.model_calls == 4
+    # tool results reached the model as tool messages
+    assert any(m["role"] == "tool" for m in fake_model.requests[1].messages)
+
+
+def test_tool_loop_invalid_output_still_answers(fake_model, monkeypatch):
+    monkeypatch.setenv("BLOOM_COACH_TOOL_LOOP", "1")
+    client, _ = make_client()
+    learner = onboarded_learner(client)
+    fake_model.push("not json at all", "Here's a thought: start with five minutes.")
+    result = turn_run(message=_message(learner, "any advice?"))
+    assert result.reply.content.startswith("Here's a thought")
+    assert any(e["kind"] == "tool_output" for e in result.turn.guard_events)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_sse_503_before_stream(fake_model):
+    client, http = make_client()
+    learner = onboarded_learner(client)
+    conv = http.post(f"/api/v1/learners/{learner.research_id}/conversations").json()["id"]
+    url = f"/api/v1/conversations/{conv}/messages"
+    fake_model.push(LLMUnavailable("down", transient=True))
+    r = http.post(url, {"content": "hello"}, format="json", HTTP_ACCEPT="text/event-stream")
+    assert r.status_code == 503 and r.json()["error"]["code"] == "model_unavailable"
+    assert Message.objects.get(content="hello").status == "unanswered"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_sse_framing_tokens_then_final(fake_model):
+    client, http = make_client()
+    learner = onboarded_learner(client)
+    conv = http.post(f"/api/v1/learners/{learner.research_id}/conversations").json()["id"]
+    fake_model.push(Scripted(text="Keep your chin down. Breathe out slowly.", tokens=["Keep ", "your ", "chin ",
+                                                                                    "down. ", "Breathe out slowly."]))
+    r = http.post(f"/api/v1/conversations/{conv}/messages", {"content": "tip?"}, format="json",
+                  HTTP_ACCEPT="text/event-stream")
+    assert r.status_code == 200 and r["Content-Type"] == "text/event-stream"
+    body = b"".join(r.streaming_content).decode()
+    frames = [f for f in body.split("\n\n") if f]
+    assert [f.split("\n")[0] for f in frames] == ["event: token"] * 5 + ["event: final"]
+    final = json.loads(frames[-1].split("data: ", 1)[1])
+    assert final["content"] == "Keep your chin down. Breathe out slowly." and final["replaced"] is False
+    assert Message.objects.filter(role="coach", reply_to__isnull=False).count() == 1
+
+
+def test_chat_page_staff_only_and_csrf(fake_model):
+    client, _ = make_client()
+    learner = onboarded_learner(client)
+    page = Client()
+    assert page.get(f"/chat/{learner.research_id}/").status_code == 302  # login required
+    user = get_user_model().objects.create_user("staff", password="pw-123456", is_staff=True)
+    page.force_login(user)
+    r = page.get(f"/chat/{learner.research_id}/")
+    assert r.status_code == 200 and b"django_htmx/htmx" in r.content and b"coaching/chat.js" in r.content
+    csrf_page = Client(enforce_csrf_checks=True)
+    csrf_page.force_login(user)
+    r = csrf_page.post(f"/chat/{learner.research_id}/send", {"content": "hi"}, content_type="application/json")
+    assert r.status_code == 403  # no CSRF token
+    fake_model.push("Hello! Ready for the pool?")
+    r = page.post(f"/chat/{learner.research_id}/send", {"content": "hi"}, content_type="application/json")
+    assert r.status_code == 201 and r.json()["reply"]["content"] == "Hello! Ready for the pool?"
+
+
+def test_seed_demo_idempotent(monkeypatch, capsys):
+    monkeypatch.setenv("BLOOM_DEMO_PASSWORD", "demo-pass-123")
+    call_command("seed_demo")
+    call_command("seed_demo")
+    out = capsys.readouterr().out
+    assert "demo-pass-123" in out and "Bearer" in out
+    assert get_user_model().objects.filter(username="demo", is_staff=True).count() == 1
+    assert Learner.objects.filter(display_name="Demo learner").count() == 1
+    assert ApiToken.objects.filter(name="seed_demo", revoked_at__isnull=True).count() == 1
+    raw = out.strip().split("API token")[-1].split()[0]
+    http = Client(HTTP_AUTHORIZATION=f"Bearer {raw}")
+    learners = http.get("/api/v1/learners").json()
+    assert learners["count"] == 1 and learners["results"][0]["profile"]["onboarded"] is True
+    assert Turn.objects.count() == 0
+
+
+@pytest.mark.embedded
+def test_embedded_smoke_onboarding_gate_without_model(fake_model):
+    """Smoke on the embedded stack (SQLite + filesystem broker): API, gate and persistence."""
+    _, http = make_client()
+    rid = http.post("/api/v1/learners", {}, format="json").json()["id"]
+    conv = http.post(f"/api/v1/learners/{rid}/conversations").json()["id"]
+    fake_model.default = lambda request: Scripted(text="Thanks.")
+    for text in ["learn Spanish", "idk", "2.5h", "mornings", "8"]:
+        assert http.post(f"/api/v1/conversations/{conv}/messages", {"content": text}, format="json").status_code == 201
+    profile = http.get(f"/api/v1/learners/{rid}/profile").json()
+    assert profile["onboarded"] and profile["goal_category"] == "language" and profile["weekly_hours"] == "2.5"

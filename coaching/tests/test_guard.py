@@ -1,0 +1,49 @@
+from coaching import guard
+from coaching.engine import resolve_option
+
+
+def test_cap_length_cuts_at_sentence_boundary():
+    text = "First sentence here. " * 50
+    out, cut = guard.cap_length(text, 100)
+    assert cut and len(out) <= 100 and out.endswith(".")
+
+
+def test_leaks_detected():
+    assert guard.find_leaks("assistant: hello")
+    assert guard.find_leaks("### Plan\nDo things")
+    assert guard.find_leaks("Here is my plan for you: swim.")
+    assert guard.find_leaks("<|im_start|>system")
+    assert not guard.find_leaks("Nice work today. How did the water feel?")
+
+
+def test_system_prompt_echo():
+    system = "You are Bloom, a warm learning coach chatting with one learner about goals"
+    assert guard.find_leaks("Sure! You are Bloom, a warm learning coach chatting with one learner.", system)
+
+
+def test_honesty_claims_need_tool_calls():
+    assert guard.find_false_claims("Great, I've scheduled your sessions.", set())
+    assert not guard.find_false_claims("Great, I've scheduled your sessions.", {"schedule_session"})
+    assert guard.find_false_claims("I added it to your calendar.", {"schedule_session"})  # no calendar yet
+    assert guard.find_false_claims("I logged that for you.", set())
+    assert not guard.find_false_claims("Want me to schedule it?", set())
+
+
+def test_drift_for_non_career_goal():
+    assert guard.find_drift("This will help your career.", "sport")
+    assert not guard.find_drift("This will help your career.", "career")
+    assert not guard.find_drift("Enjoy the pool!", "sport")
+
+
+def test_remove_false_claim_sentence():
+    out = guard.remove_sentences("Well done. I've scheduled it for Monday. Keep going!", [], set())
+    assert out == "Well done. Keep going!"
+
+
+def test_resolve_option():
+    options = [{"label": "A"}, {"label": "B"}]
+    assert resolve_option("option B", options)["label"] == "B"
+    assert resolve_option("b", options)["label"] == "B"
+    assert resolve_option("the second one", options)["label"] == "B"
+    assert resolve_option("yes", options)["label"] == "A"
+    assert resolve_option("what?", options) is None

@@ -1,0 +1,28 @@
+"""The router's rules table (plain rules, no model)."""
+
+import pytest
+
+from coaching.router import RouteState, route
+
+ON = RouteState(onboarded=True)
+
+
+@pytest.mark.parametrize("state,text,specialist,rule", [
+    (RouteState(onboarded=False), "let's plan", "onboarding", "onboarding_incomplete"),
+    (ON, "let's plan my week", "planner", "explicit_plan"),
+    (RouteState(onboarded=True, checkin_due=True), "let's plan", "planner", "explicit_plan"),  # explicit beats due
+    (RouteState(onboarded=True, checkin_due=True), "hello there", "checkin", "checkin_due"),
+    (ON, "I did my session today", "checkin", "session_report"),
+    (ON, "I skipped it, too tired", "checkin", "session_report"),
+    (RouteState(onboarded=True, options_pending=True), "option B", "planner", "option_answer"),
+    (RouteState(onboarded=True, options_pending=True), "yes", "planner", "option_answer"),
+    (ON, "yes", "coach", "default"),  # no options pending: "yes" is just a message
+    (ON, "when should I schedule practice?", "planner", "planning_cue"),
+    (ON, "I feel stuck and frustrated", "reflection", "reflection_cue"),
+    (ON, "let's reflect on this week", "reflection", "explicit_reflect"),
+    (ON, "what's a good warm-up?", "coach", "default"),
+])
+def test_rules_table(state, text, specialist, rule):
+    decision = route(state, text)
+    assert (decision.specialist, decision.rule) == (specialist, rule)
+    assert decision.reason
