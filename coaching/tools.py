@@ -55,8 +55,20 @@ class ToolBox:
 
     @property
     def done(self) -> set[str]:
-        """Action tools that succeeded this turn (what the reply may truthfully claim)."""
-        return {c["name"] for c in self.calls if c["ok"] and c["name"] in ACTION_TOOLS}
+        """What the reply may truthfully claim: action tools that succeeded this turn, plus
+        "calendar" only when the learner's ICS feed exists AND they confirmed subscribing to it
+        (tracked state in coaching.research, never assumed)."""
+        done = {c["name"] for c in self.calls if c["ok"] and c["name"] in ACTION_TOOLS}
+        if self._calendar_confirmed():
+            done.add("calendar")
+        return done
+
+    def _calendar_confirmed(self) -> bool:
+        if not hasattr(self, "_calendar_state"):
+            from coaching.research.selectors import calendar_subscription_confirmed
+
+            self._calendar_state = calendar_subscription_confirmed(self.learner.pk)
+        return self._calendar_state
 
     def call(self, name: str, arguments: dict[str, Any], *, by: str) -> dict[str, Any]:
         """Run a tool. Errors come back as a result ({"error": ...}), never as an exception, so
