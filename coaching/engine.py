@@ -85,6 +85,8 @@ class _Run:
     iteration: int = 0
     outcome: str = "ok"
     offered_options: list = field(default_factory=list)
+    model: str | None = None  # "provider:model" override (evaluation model-swap runs); None = settings
+    prompt_version: str | None = None  # label of a non-default prompt (evaluation), stored on the Turn
     t0: float = field(default_factory=time.perf_counter)
 
     def send(self, text: str) -> None:
@@ -117,8 +119,8 @@ def _model_text(run: _Run, messages: list[dict], *, max_tokens: int, stream: boo
         run.model_calls += 1
         try:
             if not (stream and run.emit is not None):
-                return chat(messages, options=options).text
-            chat_stream = chat(messages, stream=True, options=options)
+                return chat(messages, options=options, model=run.model).text
+            chat_stream = chat(messages, stream=True, options=options, model=run.model)
             parts: list[str] = []
             try:
                 for token in chat_stream:
@@ -150,7 +152,8 @@ def _tool_loop(run: _Run, messages: list[dict], toolbox: ToolBox) -> tuple[list[
             run.iteration += 1
             run.model_calls += 1
             try:
-                result = chat(messages, tools=specs, options={"max_tokens": 160, "temperature": 0.2, "seed": 7})
+                result = chat(messages, tools=specs, options={"max_tokens": 160, "temperature": 0.2, "seed": 7},
+                              model=run.model)
             except LLMInvalidOutput as exc:
                 run.guard_event("tool_output", str(exc)[:200], "ended tool loop")
                 return messages, None
@@ -280,11 +283,16 @@ def _report_outcome(text: str) -> str | None:
     return None
 
 
-def turn_run(*, message: Message, emit: Callable[[str], None] | None = None) -> TurnResult:
-    """Run one turn for a persisted learner message (status pending/unanswered)."""
+def turn_run(*, message: Message, emit: Callable[[str], None] | None = None, model: str | None = None,
+             base_prompt: str | None = None, prompt_version: str | None = None) -> TurnResult:
+    """Run one turn for a persisted learner message (status pending/unanswered).
+
+    `model` ("provider:model"), `base_prompt` and `prompt_version` let evaluation replay the same
+    engine against another model or prompt; the version label is stored on the Turn."""
     conversation = message.conversation
     learner = conversation.learner
-    run = _Run(learner=learner, message=message, trace_id=new_trace_id(), emit=emit)
+    run = _Run(learner=learner, message=message, trace_id=new_trace_id(), emit=emit, model=model,
+               prompt_version=prompt_version if base_prompt else None)
 
     # 1. routing (code)
     start = time.perf_counter()
@@ -305,7 +313,7 @@ def turn_run(*, message: Message, emit: Callable[[str], None] | None = None) -> 
 
     toolbox = ToolBox(learner=learner, message=message)
     tracker = learner.study_arm == StudyArm.TRACKER
-    system = prompts.system_prompt(run.specialist)
+    system = prompts.system_prompt(run.specialist, base=base_prompt)
     fallback = prompts.FALLBACKS[run.specialist]
     suffix = ""  # code-rendered text appended after the model's words (questions, options)
     text = ""
@@ -487,7 +495,8 @@ def _record_turn(run: _Run, decision, context: str, toolbox: ToolBox, *, reply: 
     turn, _ = Turn.objects.update_or_create(
         learner_message=run.message,
         defaults={"reply": reply, "specialist": decision.specialist, "rule": decision.rule,
-                  "reason": decision.reason[:300], "trace_id": run.trace_id, "prompt_version": prompts.PROMPT_VERSION,
+                  "reason": decision.reason[:300], "trace_id": run.trace_id,
+                  "prompt_version": run.prompt_version or prompts.PROMPT_VERSION,
                   "context_snapshot": context, "guard_events": run.guard_events, "tool_calls": toolbox.calls,
                   "offered_options": run.offered_options, "timings": run.timings, "model_calls": run.model_calls,
                   "outcome": outcome},

@@ -35,5 +35,6 @@ TRACKER_ACK = ("Noted. This tracker records your plan and check-ins; say “let'
                "or tell me when you did or skipped one.")
 
 
-def system_prompt(specialist: str) -> str:
-    return f"{BASE}\n{SPECIALIST_PROMPTS[specialist]}"
+def system_prompt(specialist: str, *, base: str | None = None) -> str:
+    """`base` replaces the shared opening (evaluation replays a prompt variant through it)."""
+    return f"{base or BASE}\n{SPECIALIST_PROMPTS[specialist]}"
