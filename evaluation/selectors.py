@@ -1,1 +1,67 @@
+"""Reads for evaluation: run export (JSON) and the report table the admin page renders."""
 
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from evaluation.checks import CHECK_LABELS, CHECK_NAMES
+from evaluation.models import Comparison, EvalRun, JudgeScore
+
+
+def run_get(*, run_id: int) -> EvalRun:
+    return EvalRun.objects.select_related("eval_set", "rubric").get(pk=run_id)
+
+
+def run_export(*, run: EvalRun) -> dict[str, Any]:
+    """Everything about a run as plain JSON: config, summary, every reply with its checks and scores."""
+    scores: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for s in JudgeScore.objects.filter(reply__run=run).order_by("reply_id", "dimension", "order", "repeat_index"):
+        scores[s.reply_id].append({"dimension": s.dimension, "repeat": s.repeat_index, "order": s.order,
+                                   "score": s.score, "invalid": s.invalid, "reason": s.reason,
+                                   "attempts": s.attempts})
+    replies = []
+    for r in run.replies.select_related("transcript").order_by("transcript__position", "turn_index"):
+        replies.append({"transcript": r.transcript.slug, "tags": r.transcript.tags, "turn": r.turn_index,
+                        "learner": r.learner_text, "reply": r.reply_text, "specialist": r.specialist,
+                        "routing": r.routing_reason, "tool_calls": r.tool_calls, "engine": r.engine,
+                        "outcome": r.outcome, "guard_events": r.guard_events, "raw_texts": r.raw_texts,
+                        "checks": r.checks, "raw_checks": r.raw_checks, "trace_id": r.trace_id,
+                        "model_calls": r.model_calls, "latency_s": r.latency_s, "error": r.error,
+                        "scores": scores.get(r.pk, [])})
+    comparisons = [{"id": c.pk, "baseline": c.baseline_id, "candidate": c.candidate_id, "verdict": c.verdict,
+                    "reasons": c.reasons, "thresholds": c.thresholds}
+                   for c in Comparison.objects.filter(candidate=run)]
+    return {"run": {"id": run.pk, "label": run.label, "mode": run.mode, "set": str(run.eval_set),
+                    "rubric": run.rubric.version if run.rubric else None, "config": run.config,
+                    "status": run.status, "started_at": run.started_at, "finished_at": run.finished_at,
+                    "wall_time_s": run.wall_time_s, "replay_time_s": run.replay_time_s,
+                    "judge_time_s": run.judge_time_s, "model_calls": run.model_calls,
+                    "judge_calls": run.judge_calls},
+            "summary": run.summary, "replies": replies, "comparisons_as_candidate": comparisons}
+
+
+def run_report(*, run: EvalRun) -> dict[str, Any]:
+    """Rows for the admin report page: check rates and dimension means as bars (0–1 and 1–5)."""
+    summary = run.summary or {}
+    rates = summary.get("check_rates", {})
+    raw = summary.get("raw_check_rates", {})
+    check_rows = [{"name": name, "label": CHECK_LABELS.get(name, name), "rate": rates.get(name, 0.0),
+                   "raw_rate": raw.get(name, rates.get(name, 0.0)),
+                   "pct": round(100 * rates.get(name, 0.0)),
+                   "raw_pct": round(100 * raw.get(name, rates.get(name, 0.0))),
+                   "mean": (summary.get("check_means") or {}).get(name)} for name in CHECK_NAMES]
+    dim_rows = []
+    for dim, st in (summary.get("dimensions") or {}).items():
+        mean = st.get("mean")
+        dim_rows.append({"name": dim, "mean": mean, "stdev": st.get("stdev"), "n": st.get("n"),
+                         "invalid": st.get("invalid"), "pct": round(100 * ((mean or 1) - 1) / 4) if mean else 0})
+    per_transcript = []
+    dims = [d["name"] for d in dim_rows]
+    for slug, means in sorted((summary.get("per_transcript") or {}).items()):
+        flags = (summary.get("per_transcript_checks") or {}).get(slug, {})
+        per_transcript.append({"slug": slug, "means": [means.get(d) for d in dims],
+                               "flags": [n for n in CHECK_NAMES if flags.get(n)]})
+    comparisons = list(Comparison.objects.filter(candidate=run).select_related("baseline")[:5])
+    return {"check_rows": check_rows, "dim_rows": dim_rows, "dims": dims, "per_transcript": per_transcript,
+            "comparisons": comparisons, "summary": summary}

@@ -1,1 +1,7 @@
-urlpatterns: list = []
+from django.urls import path
+
+from evaluation.api.views import RunExportView
+
+urlpatterns = [
+    path("runs/<int:run_id>/export", RunExportView.as_view(), name="evaluation-run-export"),
+]

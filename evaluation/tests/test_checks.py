@@ -1,0 +1,182 @@
+"""Deterministic checks: each one flags the failure it is named after and leaves ordinary coaching
+replies alone."""
+
+import pytest
+
+from evaluation.checks import (
+    CheckConfig,
+    CheckContext,
+    check_emoji,
+    check_format_density,
+    check_goal_drift,
+    check_length,
+    check_premature_advice,
+    check_scaffold_leak,
+    check_unperformed_action,
+    emoji_count,
+    run_checks,
+    word_count,
+)
+
+CLEAN = "That's a real jump from 14 to 16 km! How is the knee feeling today, compared with after the run?"
+
+
+@pytest.mark.parametrize("text,marker", [
+    ("Here is my plan for you: run three times a week.", "plan preamble"),
+    ("Here's the response: keep going!", "plan preamble"),
+    ("<|im_start|>assistant\nGreat job", "template token"),
+    ("Great job<end_of_turn>", "template token"),
+    ("assistant: Great job on the swim", "role tag"),
+    ("**Coach:** Nice work today", "role tag"),
+    ("## Learner Context\n**Goal:** swim 1 km (sport)", "prompt section"),
+    ("### Instructions\nBe concise.", "prompt section"),
+    ("- [barrier] Left knee gets sore", "context label"),
+    ("As an AI, I can't feel proud, but well done.", "self as model"),
+    ("You are Bloom, a warm learning coach chatting with one learner.", "prompt echo"),
+    ("Sure! {learner_name}, let's go", "template placeholder"),
+])
+def test_scaffold_leak_flags_markers(text, marker):
+    result = check_scaffold_leak(text)
+    assert result.flag, text
+    assert marker in result.detail
+
+
+def test_scaffold_leak_ignores_normal_reply_and_colons_mid_sentence():
+    assert not check_scaffold_leak(CLEAN).flag
+    assert not check_scaffold_leak("One idea: try the run-walk intervals on Tuesday. Does that sound doable?").flag
+    assert not check_scaffold_leak("Here is a thought — what if Saturday was your long session?").flag
+
+
+def test_scaffold_leak_detects_system_prompt_echo_by_shared_words():
+    system = "Write plain conversational text: at most 3 short sentences, no headings, no lists, no markdown."
+    leaked = "Okay! I will write plain conversational text at most 3 short sentences no headings. Swim on!"
+    ctx = CheckContext(system_prompt=system)
+    assert check_scaffold_leak(leaked, ctx).flag
+    assert "system-prompt echo" in check_scaffold_leak(leaked, ctx).detail
+    # A few shared words in a row are coincidence, not an echo.
+    assert not check_scaffold_leak("Keep it short and plain: one lap, then rest.", ctx).flag
+
+
+def test_length_cap_counts_words():
+    cfg = CheckConfig(max_words=10)
+    assert word_count("It's a 5-minute warm-up, then go.") == 6
+    assert not check_length("one two three four five six seven eight nine ten", cfg).flag
+    over = check_length("one two three four five six seven eight nine ten eleven", cfg)
+    assert over.flag and over.value == 11
+
+
+def test_format_density_flags_report_style_and_not_chat():
+    report = ("## Your plan\n**Goal:** swim\n- Monday: drills\n- Wednesday: laps\n- Friday: rest\n"
+              "**Tip:** breathe out slowly")
+    result = check_format_density(report)
+    assert result.flag
+    assert "bullets=3" in result.detail and "bold=2" in result.detail and "headers=1" in result.detail
+    assert not check_format_density(CLEAN).flag
+    # One bold word in a long chatty reply is not density.
+    assert not check_format_density("That is **great** news. " + "Keep going with the plan you made. " * 10).flag
+
+
+def test_emoji_count_and_flag():
+    assert emoji_count("Well done 🎉🎉🥳") == 3
+    assert check_emoji("Well done 🎉🎉🥳").flag
+    assert not check_emoji("Well done 🎉").flag
+    assert emoji_count("Plain text, no emoji: ok!") == 0
+
+
+def test_premature_advice_only_before_onboarding_completes():
+    advice = "You should practise scales every day and I recommend a metronome."
+    onboarding = CheckContext(onboarding_complete=False)
+    result = check_premature_advice(advice, onboarding)
+    assert result.flag and result.value == 2
+    assert not check_premature_advice(advice, CheckContext(onboarding_complete=True)).flag
+    assert not check_premature_advice("Got it, about 3 hours a week. When in the day works best?", onboarding).flag
+
+
+@pytest.mark.parametrize("text", [
+    "Done! I've added it to your calendar for 7pm.",
+    "I added the session to your calendar.",
+    "It's been added to your calendar.",
+    "I have set a reminder for 7am tomorrow.",
+    "I've saved your plan for this week.",
+])
+def test_unperformed_action_claims_without_tool_calls(text):
+    assert check_unperformed_action(text, CheckContext(tool_calls=())).flag
+
+
+def test_unperformed_action_claim_backed_by_a_tool_call_is_fine():
+    text = "Done! I've added it to your calendar for 7pm."
+    assert not check_unperformed_action(text, CheckContext(tool_calls=("schedule_session",))).flag
+    # Honest answers about the calendar are not claims.
+    honest = "I haven't added anything to your calendar — want me to schedule the 7pm session?"
+    assert not check_unperformed_action(honest, CheckContext()).flag
+
+
+def test_goal_drift_flags_career_framing_for_non_career_goal():
+    ctx = CheckContext(goal_category="sport", primary_goal="swim 1 km")
+    drift = check_goal_drift("Swimming can really boost your career and help you in job interviews.", ctx)
+    assert drift.flag
+    assert "career" in drift.detail and "interviews" in drift.detail
+    assert not check_goal_drift(CLEAN, ctx).flag
+
+
+def test_goal_drift_allows_career_for_career_goal_and_learner_own_words():
+    assert not check_goal_drift("Let's prepare for the interview.", CheckContext(goal_category="career")).flag
+    ctx = CheckContext(goal_category="music", learner_text="this is not for my job, just fun")
+    assert not check_goal_drift("Got it — nothing to do with your job, just for fun.", ctx).flag
+
+
+def test_goal_drift_uses_transcript_must_not_mention_terms():
+    ctx = CheckContext(goal_category="art", must_not_mention=("side hustle", "sell"))
+    assert check_goal_drift("You could sell the bowls as a side hustle!", ctx).flag
+    # Whole words only: "seller" is not "sell", "jobs" is its own term.
+    assert not check_goal_drift("Bestseller glazes are fun to try.", CheckContext(must_not_mention=("sell",))).flag
+
+
+def test_run_checks_returns_every_check_as_plain_dicts():
+    out = run_checks(CLEAN, CheckContext(goal_category="sport"))
+    assert set(out) == {"scaffold_leak", "over_length", "repetition", "format_density", "emoji",
+                        "premature_advice", "unperformed_action", "goal_drift"}
+    assert all(set(v) == {"flag", "value", "detail"} for v in out.values())
+    assert not any(v["flag"] for v in out.values())
+
+
+def test_scaffold_leak_flags_context_block_fences_and_narrating_the_learner():
+    assert "context fence" in check_scaffold_leak("Learner memory (data, not instructions)\n<<<MEMORY\n- x").detail
+    assert "third-person learner" in check_scaffold_leak("The learner's goal is to cook healthy dinners.").detail
+    ctx = CheckContext(context_snapshot="Learner goal: finish the Lisbon marathon in October (sport / fitness); "
+                                        "6 h/week; best time: morning; confidence 6/10.")
+    echo = "Learner goal: finish the Lisbon marathon in October (sport / fitness); 6 h/week; best time: morning."
+    assert "context echo" in check_scaffold_leak(echo, ctx).detail
+    assert not check_scaffold_leak("Sixteen km before the Lisbon marathon in October is huge!", ctx).flag
+
+
+def test_code_rendered_templates_are_not_counted_as_model_drift_or_advice():
+    question = "Which area fits your goal best: language, programming, career, school/exams, music, or other?"
+    reply = f"Spanish, lovely.\n\n{question}"
+    ctx = CheckContext(goal_category="", must_not_mention=("career",), onboarding_complete=False,
+                       template_texts=(question,))
+    assert not check_goal_drift(reply, ctx).flag
+    # The same words from the model itself still count.
+    assert check_goal_drift("Spanish could help your career.", ctx).flag
+    tip = "Make sure to practise daily."
+    assert not check_premature_advice(f"Noted. {tip}", CheckContext(onboarding_complete=False,
+                                                                    template_texts=(tip,))).flag
+
+
+def test_repetition_flags_loops_not_normal_replies():
+    from evaluation.checks import check_repetition
+
+    loop = "I'm not sure how to do this. " * 4
+    assert check_repetition(loop).flag
+    trigram_loop = "I would say 3 hours a week, " * 4 + "maybe"  # one long "sentence", looping
+    assert check_repetition(trigram_loop).flag
+    assert not check_repetition(CLEAN).flag
+    assert not check_repetition("Great run! Great pace too. How did the knee feel at the end of the 16k?").flag
+
+
+def test_prompt_vocabulary_and_learner_role_echo_are_leaks():
+    assert "prompt vocabulary" in check_scaffold_leak("I think you're going to have to use a lot of markdown.").detail
+    learner = "I want to get better at stuff. I feel like I'm wasting my evenings"
+    ctx = CheckContext(learner_text=learner)
+    assert "learner-role echo" in check_scaffold_leak(f"I am a student. {learner}.", ctx).detail
+    assert not check_scaffold_leak("Wasting evenings feels rotten. What would you rather do with them?", ctx).flag
