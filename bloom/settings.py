@@ -107,6 +107,11 @@ DATABASES = {"default": parse_database_url(DATABASE_URL, base_dir=BASE_DIR)}
 if os.environ.get("BLOOM_TEST_DB_NAME"):
     DATABASES["default"]["TEST"] = {"NAME": os.environ["BLOOM_TEST_DB_NAME"]}
 DB_VENDOR = "postgresql" if "postgresql" in DATABASES["default"]["ENGINE"] else "sqlite"
+if DB_VENDOR == "postgresql":
+    # Django's advice for ASGI (the web server here is uvicorn): no persistent connections. Each
+    # request thread otherwise keeps its own connection open and 32 concurrent clients exhaust
+    # PostgreSQL's max_connections (measured by bench/bench_load.py). Seconds; 0 = per request.
+    DATABASES["default"]["CONN_MAX_AGE"] = env_int("BLOOM_DB_CONN_MAX_AGE", 0, minimum=0)
 EMBEDDED = DB_VENDOR == "sqlite"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -201,12 +206,14 @@ BLOOM_TELEMETRY_ASYNC = env_bool("BLOOM_TELEMETRY_ASYNC", False)
 BROKER_DIR = VAR_DIR / "broker"
 CELERY_BROKER_URL = parse_broker_url(env_str("CELERY_BROKER_URL", "filesystem://"))
 if CELERY_BROKER_URL.startswith("filesystem://"):
-    for sub in ("in", "processed"):
+    for sub in ("in", "processed", "control"):
         (BROKER_DIR / sub).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(BROKER_DIR / "in"),
         "data_folder_out": str(BROKER_DIR / "in"),
         "processed_folder": str(BROKER_DIR / "processed"),
+        # Broadcast (remote control) exchanges; kombu's default is a `control/` folder in the CWD.
+        "control_folder": str(BROKER_DIR / "control"),
         "store_processed": False,
     }
 else:

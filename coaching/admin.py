@@ -24,6 +24,9 @@ class ApiTokenInline(admin.TabularInline):
 @admin.register(ApiClient)
 class ApiClientAdmin(admin.ModelAdmin):
     list_display = ["name", "owner", "is_active", "created_at"]
+    list_filter = ["is_active", "created_at"]
+    search_fields = ["name"]
+    list_select_related = ["owner"]
     inlines = [ApiTokenInline]
 
 
@@ -37,6 +40,7 @@ class LearnerAdmin(admin.ModelAdmin):
     list_display = ["research_id", "display_name", "client", "study_arm", "timezone", "created_at"]
     list_filter = ["study_arm", "client"]
     search_fields = ["research_id", "display_name"]
+    list_select_related = ["client"]
     inlines = [ProfileInline]
 
 
@@ -50,6 +54,9 @@ class MessageInline(admin.TabularInline):
 @admin.register(Conversation)
 class ConversationAdmin(admin.ModelAdmin):
     list_display = ["id", "learner", "created_at"]
+    list_filter = ["created_at", "learner__study_arm"]
+    search_fields = ["=id", "learner__display_name"]
+    list_select_related = ["learner"]
     inlines = [MessageInline]
 
 
@@ -58,6 +65,8 @@ class MessageAdmin(admin.ModelAdmin):
     list_display = ["id", "conversation", "role", "specialist", "status", "created_at"]
     list_filter = ["role", "status", "specialist"]
     search_fields = ["trace_id", "idempotency_key"]
+    list_select_related = ["conversation__learner"]  # Conversation.__str__ names the learner
+    show_full_result_count = False
 
 
 @admin.register(Turn)
@@ -65,6 +74,7 @@ class TurnAdmin(admin.ModelAdmin):
     list_display = ["trace_id", "specialist", "rule", "outcome", "model_calls", "created_at"]
     list_filter = ["specialist", "rule", "outcome"]
     search_fields = ["trace_id"]
+    show_full_result_count = False
     readonly_fields = [f.name for f in Turn._meta.fields]
 
 
@@ -76,7 +86,16 @@ class SessionInline(admin.TabularInline):
 @admin.register(Plan)
 class PlanAdmin(admin.ModelAdmin):
     list_display = ["learner", "week_start", "created_at"]
+    list_filter = ["week_start"]
+    search_fields = ["learner__display_name"]
+    list_select_related = ["learner"]
     inlines = [SessionInline]
 
 
-admin.site.register(CheckIn)
+@admin.register(CheckIn)
+class CheckInAdmin(admin.ModelAdmin):
+    list_display = ["id", "learner", "outcome", "session", "created_at"]
+    list_filter = ["outcome", "created_at"]
+    search_fields = ["learner__display_name"]
+    list_select_related = ["learner", "session"]
+    raw_id_fields = ["learner", "session", "message"]

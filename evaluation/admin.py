@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from django.contrib import admin, messages
+from django.db.models import Count
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
@@ -25,9 +26,13 @@ class EvalSetAdmin(admin.ModelAdmin):
     search_fields = ("name", "description")
     inlines = [TranscriptInline]
 
-    @admin.display(description="transcripts")
+    def get_queryset(self, request):
+        # One COUNT per page, not one per row.
+        return super().get_queryset(request).annotate(n_transcripts=Count("transcripts"))
+
+    @admin.display(description="transcripts", ordering="n_transcripts")
     def transcript_count(self, obj: EvalSet) -> int:
-        return obj.transcripts.count()
+        return obj.n_transcripts
 
 
 @admin.register(Transcript)
@@ -35,6 +40,7 @@ class TranscriptAdmin(admin.ModelAdmin):
     list_display = ("slug", "title", "eval_set", "tag_list", "turn_count", "frozen_from_conversation_id")
     list_filter = ("eval_set",)
     search_fields = ("slug", "title", "expected_behaviour")
+    list_select_related = ("eval_set",)
 
     @admin.display(description="tags")
     def tag_list(self, obj: Transcript) -> str:
@@ -48,6 +54,7 @@ class TranscriptAdmin(admin.ModelAdmin):
 @admin.register(Rubric)
 class RubricAdmin(admin.ModelAdmin):
     list_display = ("version", "dimension_names", "created_at")
+    list_filter = ("created_at",)
     search_fields = ("notes",)
 
     @admin.display(description="dimensions")
@@ -70,6 +77,7 @@ class EvalRunAdmin(admin.ModelAdmin):
                     "model_calls", "judge_calls", "report_link", "created_at")
     list_filter = ("status", "mode", "eval_set")
     search_fields = ("label",)
+    list_select_related = ("eval_set",)
     readonly_fields = ("summary", "config", "started_at", "finished_at", "wall_time_s", "model_calls", "judge_calls")
     inlines = [ReplyInline]
 
@@ -107,6 +115,7 @@ class ReplyResultAdmin(admin.ModelAdmin):
     list_display = ("id", "run", "transcript", "turn_index", "specialist", "engine", "outcome", "model_calls")
     list_filter = ("run", "engine", "specialist")
     search_fields = ("reply_text", "learner_text", "trace_id")
+    list_select_related = ("run", "transcript")
 
 
 @admin.register(JudgeScore)
@@ -114,12 +123,15 @@ class JudgeScoreAdmin(admin.ModelAdmin):
     list_display = ("id", "reply", "dimension", "order", "repeat_index", "score", "invalid", "attempts")
     list_filter = ("dimension", "invalid", "order")
     search_fields = ("reason",)
+    list_select_related = ("reply__transcript",)
 
 
 @admin.register(Comparison)
 class ComparisonAdmin(admin.ModelAdmin):
     list_display = ("id", "baseline", "candidate", "verdict", "created_at")
     list_filter = ("verdict",)
+    search_fields = ("=baseline__id", "=candidate__id")
+    list_select_related = ("baseline", "candidate")
     readonly_fields = ("deltas", "reasons", "thresholds")
 
 

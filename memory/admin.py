@@ -21,6 +21,9 @@ class ReadOnlyAdmin(admin.ModelAdmin):
     def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
         return False
 
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
 
 class FactHistoryInline(admin.TabularInline):
     model = FactHistory
@@ -43,6 +46,7 @@ class FactAdmin(ReadOnlyAdmin):
     exclude = ("embedding",)
     inlines = [FactHistoryInline]
     list_select_related = ("learner",)
+    show_full_result_count = False
 
     @admin.display(description="content")
     def short(self, obj: Fact) -> str:
@@ -58,6 +62,9 @@ class SurpriseReviewAdmin(ReadOnlyAdmin):
 
     list_display = ("id", "learner", "content", "surprise_reason", "conflicting", "created_at")
     list_filter = ("surprise_reason",)
+    search_fields = ("content",)
+    list_select_related = ("learner", "conflicts_with")
+    show_full_result_count = False
     exclude = ("embedding",)
 
     def get_queryset(self, request):
@@ -79,6 +86,7 @@ class SummaryAdmin(ReadOnlyAdmin):
     list_filter = ("model",)
     search_fields = ("text",)
     raw_id_fields = ("learner",)
+    list_select_related = ("learner",)
 
 
 class MentionInline(admin.TabularInline):
@@ -98,6 +106,7 @@ class EntityAdmin(ReadOnlyAdmin):
     list_filter = ("label",)
     search_fields = ("canonical_name", "display_name")
     raw_id_fields = ("learner",)
+    list_select_related = ("learner",)
     inlines = [MentionInline]
 
     def get_urls(self):
@@ -123,4 +132,6 @@ class EntityAdmin(ReadOnlyAdmin):
 class RelationAdmin(ReadOnlyAdmin):
     list_display = ("id", "learner", "entity_a", "kind", "entity_b", "weight", "evidence_fact")
     list_filter = ("kind",)
+    search_fields = ("entity_a__canonical_name", "entity_b__canonical_name")
     raw_id_fields = ("learner", "entity_a", "entity_b", "evidence_fact")
+    list_select_related = ("learner", "entity_a", "entity_b", "evidence_fact")

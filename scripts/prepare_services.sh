@@ -45,3 +45,6 @@ if ! redis_ping; then
   redis_ping || fail "Redis is not reachable at $REDIS_HOST:$REDIS_PORT"
 fi
 echo "redis: $REDIS_HOST:$REDIS_PORT ready"
+
+# 5. Debian's chromium for the admin browser test (not fatal: that test skips, naming why).
+"$here/install_chromium.sh" || true

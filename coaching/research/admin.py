@@ -26,6 +26,8 @@ from coaching.research.models import (
 @admin.register(Study)
 class StudyAdmin(admin.ModelAdmin):
     list_display = ["name", "cohort", "start_date", "duration_weeks", "arms", "date_shift_enabled", "dashboard_link"]
+    list_filter = ["date_shift_enabled", "start_date"]
+    search_fields = ["name", "cohort"]
     # `secret` is not editable=True on the model, so it never appears in forms or lists.
     fields = ["name", "cohort", "arms", "start_date", "duration_weeks", "date_shift_enabled"]
     actions = ["export_csv"]
@@ -79,6 +81,8 @@ class StudyAdmin(admin.ModelAdmin):
 class EnrollmentAdmin(admin.ModelAdmin):
     list_display = ["id", "study", "learner", "arm", "stratum", "enrolled_at", "withdrawn_at"]
     list_filter = ["study", "arm", "stratum"]
+    search_fields = ["=learner__research_id", "stratum"]
+    list_select_related = ["study", "learner"]
     raw_id_fields = ["learner"]
     # Arm and stratum slot come from the randomisation; editing them would break the audit trail.
     readonly_fields = ["arm", "stratum", "stratum_index", "date_shift_days"]
@@ -87,6 +91,10 @@ class EnrollmentAdmin(admin.ModelAdmin):
 @admin.register(CalendarFeed)
 class CalendarFeedAdmin(admin.ModelAdmin):
     list_display = ["learner", "created_at", "revoked_at", "subscription_confirmed_at", "last_fetched_at"]
+    list_filter = [("revoked_at", admin.EmptyFieldListFilter),
+                   ("subscription_confirmed_at", admin.EmptyFieldListFilter)]
+    search_fields = ["=learner__research_id"]
+    list_select_related = ["learner"]
     exclude = ["token_hash"]
     readonly_fields = ["learner", "created_at", "last_fetched_at"]
 
@@ -95,6 +103,8 @@ class CalendarFeedAdmin(admin.ModelAdmin):
 class ReminderDeliveryAdmin(admin.ModelAdmin):
     list_display = ["learner", "slot", "channel", "status", "sent_at", "error"]
     list_filter = ["channel", "status"]
+    search_fields = ["slot", "=learner__research_id"]
+    list_select_related = ["learner"]
     raw_id_fields = ["learner", "message"]
 
 
@@ -102,6 +112,8 @@ class ReminderDeliveryAdmin(admin.ModelAdmin):
 class SessionStatusChangeAdmin(admin.ModelAdmin):
     list_display = ["session", "from_status", "to_status", "source", "changed_at"]
     list_filter = ["source", "to_status"]
+    search_fields = ["=session__id", "detail"]
+    list_select_related = ["session"]
     raw_id_fields = ["session"]
 
 
@@ -109,6 +121,8 @@ class SessionStatusChangeAdmin(admin.ModelAdmin):
 class ExportLogAdmin(admin.ModelAdmin):
     list_display = ["started_at", "study", "user", "via", "format", "row_count", "schema_version", "finished_at"]
     list_filter = ["study", "via", "format"]
+    search_fields = ["study__name", "user__username"]
+    list_select_related = ["study", "user"]
 
     def has_change_permission(self, request, obj=None) -> bool:
         return False  # an audit log is not edited
