@@ -6,12 +6,28 @@ from __future__ import annotations
 
 import os
 
-from celery import Celery
+from celery import Celery, Task
+from django.conf import settings
+from django.db import InterfaceError, OperationalError
 from kombu import Queue
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bloom.settings")
 
-app = Celery("bloom")
+
+
+class BloomTask(Task):
+    """Base class of every task. A database connection lost in the middle of a task (PostgreSQL
+    restarted, a backend terminated) fails that task; `acks_late` only covers a lost worker, so
+    the task is retried instead of being dropped. Safe because every task is idempotent and its
+    writes are atomic (the failed attempt rolled back)."""
+
+    autoretry_for = (OperationalError, InterfaceError)
+    retry_backoff = 2
+    retry_backoff_max = 60
+    retry_jitter = True
+
+
+app = Celery("bloom", task_cls=BloomTask)
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.conf.update(
     task_queues=(Queue("llm"), Queue("memory"), Queue("eval"), Queue("default")),
@@ -35,7 +51,10 @@ app.conf.update(
     task_time_limit=360,
     broker_connection_retry_on_startup=True,
     broker_connection_timeout=3,
-    broker_transport_options={"max_retries": 2, "interval_start": 0, "interval_step": 0.5, "interval_max": 1},
+    # Merged with the settings' CELERY_BROKER_TRANSPORT_OPTIONS (visibility_timeout, filesystem
+    # folders), which a plain key here would otherwise replace.
+    broker_transport_options={**getattr(settings, "CELERY_BROKER_TRANSPORT_OPTIONS", {}),
+                              "max_retries": 2, "interval_start": 0, "interval_step": 0.5, "interval_max": 1},
     beat_scheduler="django_celery_beat.schedulers:DatabaseScheduler",
     worker_hijack_root_logger=False,
     timezone="UTC",

@@ -41,6 +41,14 @@ class ApiClient(models.Model):
     def is_authenticated(self) -> bool:
         return True
 
+    # Permission classes (IsAdminUser, the research export permission) read these on request.user:
+    # a client is never staff, and must get a plain False rather than an AttributeError (a 500).
+    is_staff = False
+    is_superuser = False
+
+    def has_perm(self, perm, obj=None) -> bool:
+        return False
+
 
 class ApiToken(models.Model):
     """A bearer token. Only its sha256 is stored; the raw value is shown once at creation."""

@@ -76,6 +76,13 @@ class LearnerDetailView(APIView):
     def get(self, request, research_id):
         return Response(LearnerOut(_learner(request, research_id)).data)
 
+    def delete(self, request, research_id):
+        """Erase the learner: memory, conversations, messages, plans… gone; telemetry anonymised."""
+        from bloom.erasure import learner_erase
+
+        learner_erase(learner=_learner(request, research_id))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
 
 class ProfileView(APIView):
     def get(self, request, research_id):

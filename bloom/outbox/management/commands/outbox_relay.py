@@ -1,8 +1,12 @@
+import logging
 import time
 
 from django.core.management.base import BaseCommand
+from django.db import DatabaseError, close_old_connections
 
 from bloom.outbox.services import outbox_relay
+
+logger = logging.getLogger(__name__)
 
 
 class Command(BaseCommand):
@@ -14,7 +18,16 @@ class Command(BaseCommand):
 
     def handle(self, *args, forever: bool, interval: float, **options):
         while True:
-            sent = outbox_relay()
+            # A long-running loop has no request cycle: recycle broken/old connections here, so a
+            # PostgreSQL restart (or a terminated backend) is survived like in the web process.
+            close_old_connections()
+            try:
+                sent = outbox_relay()
+            except DatabaseError as exc:
+                if not forever:
+                    raise
+                logger.warning("outbox relay: database unavailable (%s); retrying", exc)
+                sent = 0
             if sent or not forever:
                 self.stdout.write(f"outbox: published {sent} pending message(s)")
             if not forever:
