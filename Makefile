@@ -39,14 +39,14 @@ run: install models migrate seed
 	$(PY) manage.py preflight
 	@echo ""
 	@echo "  Bloom is starting:"
-	@echo "    chat page   http://$(HOST):$(PORT)/"
+	@echo "    chat page   http://$(HOST):$(PORT)/chat/"
 	@echo "    admin       http://$(HOST):$(PORT)/admin/"
 	@echo "    API docs    http://$(HOST):$(PORT)/api/docs/"
 	@echo "    health      http://$(HOST):$(PORT)/healthz"
 	@echo ""
 	HOST=$(HOST) PORT=$(PORT) $(VENV)/bin/honcho start -f Procfile
 
-test: install services models test-postgres test-embedded
+test: install services models lint test-postgres test-embedded
 
 # The full suite against PostgreSQL + pgvector with a Redis broker.
 test-postgres:

@@ -74,7 +74,8 @@ def main() -> int:
     print("-" * len(line))
     for r in rows:
         cells = [str(r["bench"]), str(r["metric"]), format_value(r["value"]), str(r.get("unit", ""))]
-        print("  ".join(c.ljust(w) if i != 2 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=False)))
+        padded = (c.ljust(w) if i != 2 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=False)))
+        print("  ".join(padded)
               + "  " + str(r.get("note", "")))
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2, default=str))

@@ -18,7 +18,8 @@ def check_database() -> tuple[bool, str, dict[str, Any]]:
                 cursor.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
                 row = cursor.fetchone()
                 if row is None:
-                    return False, "PostgreSQL has no 'vector' extension (run scripts/prepare_services.sh)", {"vector": False}
+                    reason = "PostgreSQL has no 'vector' extension (run scripts/prepare_services.sh)"
+                    return False, reason, {"vector": False}
                 return True, f"postgresql, vector {row[0]}", {"vector": True}
     except Exception as exc:
         return False, f"{type(exc).__name__}: {exc}".strip().splitlines()[0], {"vector": False}
