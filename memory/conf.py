@@ -77,5 +77,7 @@ def entity_labels() -> list[str]:
     return list(labels or ENTITY_LABELS)
 
 
-def entity_threshold() -> float:
-    return float(_get("BLOOM_ENTITY_THRESHOLD", 0.5))
+def entity_threshold() -> float | None:
+    """None = the threshold stored with the entity model (chosen on a validation split)."""
+    value = _get("BLOOM_ENTITY_THRESHOLD", None)
+    return None if value in (None, "") else float(value)

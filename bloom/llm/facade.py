@@ -284,13 +284,14 @@ def embed(texts: list[str]) -> list[list[float]]:
 
 
 # --- entities -----------------------------------------------------------------------------------
-def entities(text: str, labels: list[str], *, threshold: float = 0.5) -> list[EntitySpan]:
-    """Entity spans of `text`; every span satisfies `text[span.start:span.end] == span.text`."""
+def entities(text: str, labels: list[str], *, threshold: float | None = None) -> list[EntitySpan]:
+    """Entity spans of `text`; every span satisfies `text[span.start:span.end] == span.text`.
+    `threshold=None` uses the one chosen when the model was built (on a validation split), else 0.5."""
     if not isinstance(text, str):
         raise ValueError("text must be a string")
     if not isinstance(labels, list | tuple) or not labels or not all(isinstance(x, str) and x for x in labels):
         raise ValueError("labels must be a non-empty list of strings")
-    if not 0.0 <= float(threshold) <= 1.0:
+    if threshold is not None and not 0.0 <= float(threshold) <= 1.0:
         raise ValueError("threshold must be between 0 and 1")
     if not text.strip():
         return []
@@ -298,7 +299,7 @@ def entities(text: str, labels: list[str], *, threshold: float = 0.5) -> list[En
     provider = providers.entity_provider()
 
     def run(attempt: _Attempt) -> list[EntitySpan]:
-        spans, dropped = provider.predict(model, text, list(labels), float(threshold))
+        spans, dropped = provider.predict(model, text, list(labels), threshold)
         attempt.record.response_model = model
         attempt.record.extra.update({"n_spans": len(spans), "dropped_spans": dropped})
         attempt.end_ok(response=[{"text": s.text, "label": s.label, "start": s.start} for s in spans])

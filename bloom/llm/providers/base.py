@@ -57,7 +57,8 @@ class EmbeddingProvider(Protocol):
 class EntityProvider(Protocol):
     name: str
 
-    def predict(self, model: str, text: str, labels: list[str], threshold: float) -> tuple[list[EntitySpan], int]:
+    def predict(self, model: str, text: str, labels: list[str],
+                threshold: float | None) -> tuple[list[EntitySpan], int]:
         """Spans that are exact substrings at their offsets, and how many were dropped as not."""
         ...
 

@@ -4,6 +4,7 @@ we still check every span against the source and drop any that is not an exact s
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 from typing import Any
@@ -40,11 +41,27 @@ def load(model: str) -> Any:
         return _models[key]
 
 
+DEFAULT_THRESHOLD = 0.5
+
+
+def stored_threshold(model: str) -> float:
+    """The threshold chosen when the checkpoint was built (`heldout_metrics.json` beside the
+    weights, written by `bloom_models`); other checkpoints fall back to GLiNER's usual 0.5."""
+    try:
+        value = float(json.loads((model_dir(model) / "heldout_metrics.json").read_text())["threshold"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return DEFAULT_THRESHOLD
+    return value if 0.0 < value < 1.0 else DEFAULT_THRESHOLD
+
+
 class GLiNEREntities:
     name = "gliner"
 
-    def predict(self, model: str, text: str, labels: list[str], threshold: float) -> tuple[list[EntitySpan], int]:
+    def predict(self, model: str, text: str, labels: list[str],
+                threshold: float | None) -> tuple[list[EntitySpan], int]:
         gliner = load(model)
+        if threshold is None:
+            threshold = stored_threshold(model)
         with _lock:  # one shared torch model; GLiNER is not documented as thread-safe
             raw = gliner.predict_entities(text, list(labels), threshold=threshold)
         spans: list[EntitySpan] = []
