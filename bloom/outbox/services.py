@@ -43,7 +43,13 @@ def outbox_publish(*, message_id: int) -> bool:
     if message.queue:
         options["queue"] = message.queue
     try:
-        app.send_task(message.task_name, args=message.args, kwargs=message.kwargs, retry=False, **options)
+        # A fresh connection, checked before publishing: a pooled connection to a broker that has
+        # just gone away can appear to accept a publish that never reaches it (seen in the fault
+        # suite), and then the row would be marked sent and the work lost.
+        with app.connection_for_write() as conn:
+            conn.ensure_connection(max_retries=1, interval_start=0, interval_step=0, timeout=3)
+            app.send_task(message.task_name, args=message.args, kwargs=message.kwargs, retry=False,
+                          connection=conn, **options)
     except Exception as exc:  # broker down: the row stays pending, nothing is lost
         OutboxMessage.objects.filter(pk=message.pk).update(
             attempts=message.attempts + 1, last_error=f"{type(exc).__name__}: {exc}"[:2000]
