@@ -10,9 +10,11 @@ have the shape is a bug in that view, and the reliability test suite reports it.
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from django.conf import settings
 from django.http import JsonResponse
+from rest_framework.response import Response
 
 logger = logging.getLogger("bloom.api")
 
@@ -30,11 +32,23 @@ MESSAGES = {
 KEEP_HEADERS = ("Allow", "Retry-After", "WWW-Authenticate", "Vary")
 
 
+def error_payload(code: str, message: str, field: str | None = None) -> dict[str, Any]:
+    """The body of every API error. Every app builds its errors through this (or the two helpers
+    below), so the shape is defined once."""
+    return {"error": {"code": code, "message": message, "field": field}}
+
+
+def error_response(code: str, message: str, *, field: str | None = None, status_code: int = 400,
+                   headers: dict | None = None) -> Response:
+    """A DRF response with the error shape (views and DRF exception handlers)."""
+    return Response(error_payload(code, message, field), status=status_code, headers=headers)
+
+
 def error_json(status: int, *, code: str | None = None, message: str | None = None,
                field: str | None = None) -> JsonResponse:
-    return JsonResponse({"error": {"code": code or CODES.get(status, "error"),
-                                   "message": message or MESSAGES.get(status, f"HTTP {status}."),
-                                   "field": field}}, status=status)
+    """A plain Django response with the error shape (middleware, outside DRF)."""
+    return JsonResponse(error_payload(code or CODES.get(status, "error"),
+                                      message or MESSAGES.get(status, f"HTTP {status}."), field), status=status)
 
 
 def _content_length(request) -> int | None:

@@ -20,7 +20,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from coaching.api.errors import error_response
+from bloom.api_errors import error_response
 from coaching.models import ApiClient, ApiToken
 from coaching.services import api_token_create
 

@@ -38,12 +38,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bloom.llm.assets import ENTITY_LABELS, minilm_path
+from bloom.llm.providers.gliner import METRICS_NAME  # one name for the writer (here) and the reader
 
 from . import corpus
 from .evaluate import PredictFn, evaluate, format_table, score
 
 STAMP_NAME = "bloom_entity_stamp.json"
-METRICS_NAME = "heldout_metrics.json"
 TEMP_PREFIX = ".bloom-partial-"
 SEED = corpus.DEFAULT_SEED
 DEFAULT_THRESHOLD = 0.5  # what `bloom.llm.entities` uses unless told otherwise
@@ -190,12 +190,11 @@ def choose_threshold(model, examples: Sequence[corpus.Example]) -> tuple[float, 
 
 
 def stored_threshold(model_dir: Path) -> float | None:
-    """The threshold chosen at build time (None if the dir has no readable one)."""
-    try:
-        value = float(json.loads((model_dir / METRICS_NAME).read_text())["threshold"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    return value if 0.0 < value < 1.0 else None
+    """The threshold chosen at build time (None if the dir has no readable one); read by the same
+    function the model layer uses at inference."""
+    from bloom.llm.providers.gliner import threshold_in
+
+    return threshold_in(model_dir)
 
 
 def make_predictor(model, *, threshold: float = DEFAULT_THRESHOLD, progress: bool = False) -> PredictFn:

@@ -6,16 +6,12 @@ from __future__ import annotations
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from rest_framework import exceptions, status
-from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_handler
 
+from bloom.api_errors import error_payload, error_response
 from coaching.services import ServiceError
 
-
-def error_response(code: str, message: str, *, field: str | None = None, status_code: int = 400,
-                   headers: dict | None = None) -> Response:
-    return Response({"error": {"code": code, "message": message, "field": field}}, status=status_code,
-                    headers=headers)
+__all__ = ["error_response", "exception_handler"]
 
 
 def _first(detail) -> tuple[str | None, str, str]:
@@ -47,5 +43,5 @@ def exception_handler(exc, context):
         code = getattr(getattr(exc, "detail", None), "code", None) or getattr(exc, "default_code", "error")
     if response.status_code == status.HTTP_404_NOT_FOUND:
         code = "not_found"
-    response.data = {"error": {"code": code, "message": message, "field": field}}
+    response.data = error_payload(code, message, field)
     return response

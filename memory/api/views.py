@@ -12,6 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from bloom.api_errors import error_response
 from memory import rules, selectors, services
 from memory.api.serializers import (
     FactHistoryOutputSerializer,
@@ -21,10 +22,6 @@ from memory.api.serializers import (
     SearchInputSerializer,
 )
 from memory.ingest import ingest_facts, ingest_text
-
-
-def _error(code: str, message: str, field: str | None = None, http: int = 400) -> Response:
-    return Response({"error": {"code": code, "message": message, "field": field}}, status=http)
 
 
 def _validation_error(exc: ValidationError) -> Response:
@@ -37,7 +34,7 @@ def _validation_error(exc: ValidationError) -> Response:
         else:
             detail = detail[0]
         message = str(detail)
-    return _error("invalid", message, field)
+    return error_response("invalid", message, field=field)
 
 
 def _is_staff(request: Request) -> bool:
@@ -65,7 +62,7 @@ def learner_allowed(request: Request, learner_id: int) -> bool:
 class MemoryView(APIView):
     def handle_exception(self, exc: Exception) -> Response:
         if isinstance(exc, rules.MemoryInputError):
-            return _error(exc.code, str(exc), exc.field)
+            return error_response(exc.code, str(exc), field=exc.field)
         if isinstance(exc, ValidationError):
             return _validation_error(exc)
         return super().handle_exception(exc)
@@ -73,7 +70,7 @@ class MemoryView(APIView):
     def check_learner(self, request: Request, learner_id: int) -> Response | None:
         if not learner_allowed(request, learner_id):
             # 404, not 403: another client's learner ids are not disclosed.
-            return _error("not_found", "learner not found", None, http=404)
+            return error_response("not_found", "learner not found", status_code=404)
         return None
 
 
@@ -95,7 +92,7 @@ class LearnerFactsView(MemoryView):
             limit = max(1, min(int(request.query_params.get("limit", 50)), 200))
             offset = max(0, int(request.query_params.get("offset", 0)))
         except ValueError:
-            return _error("invalid", "limit and offset must be integers", "limit")
+            return error_response("invalid", "limit and offset must be integers", field="limit")
         total = qs.count()
         return Response({"count": total, "results": [_fact_out(x) for x in qs[offset: offset + limit]]})
 
@@ -128,7 +125,7 @@ class LearnerSearchView(MemoryView):
 class GlobalSearchView(MemoryView):
     def get(self, request: Request) -> Response:
         if not _is_staff(request):
-            return _error("forbidden", "global search is for staff", None, http=403)
+            return error_response("forbidden", "global search is for staff", status_code=403)
         s = SearchInputSerializer(data=request.query_params)
         s.is_valid(raise_exception=True)
         return Response({"results": selectors.search_memory_global(query=s.validated_data["q"],
@@ -159,14 +156,14 @@ class FactDetailView(MemoryView):
     def get(self, request: Request, fact_id: int) -> Response:
         fact = self._get(request, fact_id)
         if fact is None:
-            return _error("not_found", "fact not found", None, http=404)
+            return error_response("not_found", "fact not found", status_code=404)
         history = FactHistoryOutputSerializer(selectors.fact_history(fact_id=fact_id), many=True).data
         return Response({**_fact_out(fact), "history": history})
 
     def delete(self, request: Request, fact_id: int) -> Response:
         fact = self._get(request, fact_id)
         if fact is None:
-            return _error("not_found", "fact not found", None, http=404)
+            return error_response("not_found", "fact not found", status_code=404)
         services.fact_delete(fact_id=fact_id)
         return Response(status=status.HTTP_204_NO_CONTENT)
 

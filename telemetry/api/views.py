@@ -11,12 +11,9 @@ from rest_framework.permissions import BasePermission, IsAdminUser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from bloom.api_errors import error_payload
 from telemetry import selectors, services
 from telemetry.api.serializers import AggregateOutput, CallFilterInput, ModelCallOutput, ResetInput
-
-
-def error_body(code: str, message: str, field: str | None = None) -> dict[str, Any]:
-    return {"error": {"code": code, "message": message, "field": field}}
 
 
 def _first_error(detail: Any, field: str | None = None) -> tuple[str, str | None]:
@@ -33,14 +30,14 @@ class TelemetryAPIView(APIView):
 
     def handle_exception(self, exc):
         if isinstance(exc, selectors.FilterError):
-            return Response(error_body("invalid", str(exc), exc.field), status=status.HTTP_400_BAD_REQUEST)
+            return Response(error_payload("invalid", str(exc), exc.field), status=status.HTTP_400_BAD_REQUEST)
         response = super().handle_exception(exc)
         if isinstance(exc, exceptions.APIException):
             message, field = _first_error(exc.detail)
             code = exc.get_codes()
             while isinstance(code, dict | list):
                 code = next(iter(code.values())) if isinstance(code, dict) else code[0]
-            response.data = error_body(str(code), message, field)
+            response.data = error_payload(str(code), message, field)
         return response
 
 
@@ -66,7 +63,7 @@ class TraceView(TelemetryAPIView):
     def get(self, request, trace_id: str):
         roots = selectors.trace_tree(trace_id=trace_id)
         if not roots:
-            return Response(error_body("not_found", f"no calls recorded for trace {trace_id}", "trace_id"),
+            return Response(error_payload("not_found", f"no calls recorded for trace {trace_id}", "trace_id"),
                             status=status.HTTP_404_NOT_FOUND)
         count = len(selectors.trace_calls(trace_id=trace_id))
         return Response({"trace_id": trace_id, "count": count, "calls": [_node(r) for r in roots]})
@@ -96,6 +93,6 @@ class ResetView(TelemetryAPIView):
         try:
             deleted = services.telemetry_reset(confirm=body.validated_data["confirm"])
         except services.TelemetryResetNotConfirmed as exc:
-            return Response(error_body("confirmation_required", str(exc), "confirm"),
+            return Response(error_payload("confirmation_required", str(exc), "confirm"),
                             status=status.HTTP_400_BAD_REQUEST)
         return Response({"deleted": deleted})

@@ -42,16 +42,21 @@ def load(model: str) -> Any:
 
 
 DEFAULT_THRESHOLD = 0.5
+METRICS_NAME = "heldout_metrics.json"  # written beside the weights by bloom.entity_training.build
+
+
+def threshold_in(path: Path) -> float | None:
+    """The threshold chosen when a checkpoint was built, or None if it carries no readable one."""
+    try:
+        value = float(json.loads((path / METRICS_NAME).read_text())["threshold"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return value if 0.0 < value < 1.0 else None
 
 
 def stored_threshold(model: str) -> float:
-    """The threshold chosen when the checkpoint was built (`heldout_metrics.json` beside the
-    weights, written by `bloom_models`); other checkpoints fall back to GLiNER's usual 0.5."""
-    try:
-        value = float(json.loads((model_dir(model) / "heldout_metrics.json").read_text())["threshold"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return DEFAULT_THRESHOLD
-    return value if 0.0 < value < 1.0 else DEFAULT_THRESHOLD
+    """The built-in threshold of the checkpoint; other checkpoints use GLiNER's usual 0.5."""
+    return threshold_in(model_dir(model)) or DEFAULT_THRESHOLD
 
 
 class GLiNEREntities:

@@ -8,11 +8,8 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
+from bloom.api_errors import error_payload, error_response
 from coaching.research.services import ResearchError
-
-
-def error_response(code: str, message: str, *, field: str | None = None, http_status: int = 400) -> Response:
-    return Response({"error": {"code": code, "message": message, "field": field}}, status=http_status)
 
 
 def research_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
@@ -24,7 +21,7 @@ def research_exception_handler(exc: Exception, context: dict[str, Any]) -> Respo
     detail = response.data.get("detail") if isinstance(response.data, dict) else None
     code = getattr(detail, "code", None) or ("error" if response.status_code >= 400 else "ok")
     message = str(detail) if detail is not None else str(response.data)
-    response.data = {"error": {"code": code, "message": message, "field": None}}
+    response.data = error_payload(code, message)
     return response
 
 

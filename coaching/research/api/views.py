@@ -92,7 +92,7 @@ class StudyExportView(ErrorShapeMixin, APIView):
             return error_response("parquet_unavailable", "pyarrow is not installed", field="format")
         study = Study.objects.filter(pk=pk).first()
         if study is None:
-            return error_response("not_found", "no such study", http_status=404)
+            return error_response("not_found", "no such study", status_code=404)
         return export_response(request=request._request, study=study, fmt=fmt, via="api")
 
 
