@@ -125,3 +125,16 @@ def progress_for(*, learner: Learner) -> dict:
 
 def unanswered_count(*, conversation: Conversation) -> int:
     return conversation.messages.filter(role=Role.LEARNER, status=MessageStatus.UNANSWERED).count()
+
+
+# A turn pending longer than this is a crashed request, not a learner still waiting (the model
+# timeout is 120 s); it must not hold background work back forever.
+TURN_IN_FLIGHT_WINDOW_S = 180
+
+
+def turns_in_flight() -> bool:
+    """True while some learner is waiting for a reply (a learner message still pending). Background
+    model calls (memory extraction, summaries) yield to it: see bloom.llm.priority. One indexed
+    query on Message.created_at; asked at most every BLOOM_LLM_YIELD_POLL seconds."""
+    since = timezone.now() - timedelta(seconds=TURN_IN_FLIGHT_WINDOW_S)
+    return Message.objects.filter(created_at__gte=since, status=MessageStatus.PENDING, role=Role.LEARNER).exists()

@@ -37,7 +37,7 @@ def extract_facts(self, message_id: int) -> dict[str, Any] | None:
                    .exclude(pk=msg.pk).order_by("-created_at", "-id")
                    .values_list("role", "content")[: conf.EXTRACTION_CONTEXT_MESSAGES])[::-1]
     try:
-        with call_context(service="memory.extract_facts", learner_id=learner_id,
+        with call_context(service="memory.extract_facts", learner_id=learner_id, priority="background",
                           conversation_id=msg.conversation_id, trace_id=msg.trace_id or ""):
             result = chat(extraction_messages(target=msg.content, context=earlier), schema=FACTS_SCHEMA,
                           options={"max_tokens": conf.EXTRACTION_MAX_TOKENS, "temperature": 0.0},
@@ -84,7 +84,7 @@ def summarize(self, learner_id: int) -> dict[str, Any] | None:
     previous = summaries_for(learner_id=learner_id).values_list("text", flat=True).first()
     batch = pending[:50]
     try:
-        with call_context(service="memory.summarize", learner_id=learner_id):
+        with call_context(service="memory.summarize", learner_id=learner_id, priority="background"):
             result = chat(summary_messages(facts=[(f.fact_type, f.content) for f in batch], previous=previous),
                           options={"max_tokens": conf.SUMMARY_MAX_TOKENS, "temperature": 0.0})
     except LLMError as exc:
@@ -117,3 +117,9 @@ def consolidate() -> dict[str, int]:
         services.summary_enqueue_if_due(learner_id=learner_id)
     archived = services.facts_archive_covered()
     return {"merged": merged, "archived": archived}
+
+
+@shared_task(name="memory.resend_lost")
+def resend_lost() -> dict[str, int]:
+    """Periodic: memory tasks a broker lost after accepting them are sent again (see services)."""
+    return services.outbox_resend_lost()

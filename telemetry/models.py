@@ -18,6 +18,8 @@ class ModelCall(models.Model):
         TIMEOUT = "timeout"
         PARSE_ERROR = "parse_error"
         CANCELLED = "cancelled"
+        # A background generation that stepped aside for a learner's turn (bloom.llm.priority).
+        PREEMPTED = "preempted"
 
     call_id = models.CharField(max_length=32, unique=True)  # uuid4 hex from bloom.llm
     trace_id = models.CharField(max_length=64, blank=True, db_index=True)

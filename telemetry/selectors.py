@@ -114,7 +114,11 @@ def call_aggregates(*, window: timedelta, now: datetime | None = None) -> list[d
     (ms), tokens in and out."""
     since = (now or timezone.now()) - window
     qs = ModelCall.objects.filter(created_at__gte=since)
-    base = {"count": Count("id"), "errors": Count("id", filter=~Q(status=ModelCall.Status.OK)),
+    # A preempted background generation stepped aside on purpose (bloom.llm.priority): counted on its
+    # own, not as an error.
+    not_errors = (ModelCall.Status.OK, ModelCall.Status.PREEMPTED)
+    base = {"count": Count("id"), "errors": Count("id", filter=~Q(status__in=not_errors)),
+            "preempted": Count("id", filter=Q(status=ModelCall.Status.PREEMPTED)),
             "input_tokens": Sum("input_tokens"), "output_tokens": Sum("output_tokens")}
     if connection.vendor == "postgresql":
         rows = (qs.values("request_model", "operation")
@@ -128,9 +132,10 @@ def call_aggregates(*, window: timedelta, now: datetime | None = None) -> list[d
             "request_model", "operation", "status", "duration_ms", "input_tokens", "output_tokens").iterator():
         key = (model, operation)
         g = groups.setdefault(key, {"request_model": model, "operation": operation, "count": 0, "errors": 0,
-                                    "input_tokens": 0, "output_tokens": 0})
+                                    "preempted": 0, "input_tokens": 0, "output_tokens": 0})
         g["count"] += 1
-        g["errors"] += status != ModelCall.Status.OK
+        g["errors"] += status not in not_errors
+        g["preempted"] += status == ModelCall.Status.PREEMPTED
         g["input_tokens"] += tin or 0
         g["output_tokens"] += tout or 0
         if duration is not None:

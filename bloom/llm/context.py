@@ -19,6 +19,8 @@ class CallContext:
     agent: str = ""
     loop_iteration: int | None = None
     service: str = ""  # the calling service, e.g. "coaching.turn" or "memory.extract_facts"
+    # "background" calls yield the model to learners' turns (bloom.llm.priority).
+    priority: str = "interactive"
 
 
 _current: contextvars.ContextVar[CallContext] = contextvars.ContextVar("bloom_llm_call_context", default=CallContext())  # noqa: B039 - frozen, immutable

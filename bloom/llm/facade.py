@@ -18,6 +18,7 @@ from bloom.config import EMBEDDING_PROVIDERS, LLM_PROVIDERS, ModelSpec
 from bloom.llm import providers
 from bloom.llm.context import CallContext, current_context
 from bloom.llm.observers import CallRecord, notify
+from bloom.llm.priority import BACKGROUND, LLMPreempted, YieldBudget, yielding_enabled
 from bloom.llm.providers.base import ChatRequest, Done, Token
 from bloom.llm.providers.common import validate_messages
 from bloom.llm.resilience import backoff_delay, breaker
@@ -63,6 +64,8 @@ class _Attempt:
             self.record.finish_reason = result.finish_reason
             if self.record.time_to_first_token_s is None and result.time_to_first_token_s is not None:
                 self.record.time_to_first_token_s = result.time_to_first_token_s
+            if result.queued_s:
+                self.record.extra["queued_s"] = round(result.queued_s, 3)
             if response is None:
                 response = result.text if not result.tool_calls else [
                     {"name": c.name, "arguments": c.arguments} for c in result.tool_calls]
@@ -89,15 +92,21 @@ class _Attempt:
 
 
 def _with_retries(*, operation: str, provider: str, model: str, prompt: Any,
-                  run: Callable[[_Attempt], T]) -> T:
-    """Run `run` under the breaker with retries for transient errors; one record per attempt."""
+                  run: Callable[[_Attempt], T], budget: YieldBudget | None = None) -> T:
+    """Run `run` under the breaker with retries for transient errors; one record per attempt.
+    With a `budget` (a background call) each attempt first waits until no learner's turn is
+    running, and an attempt preempted by a turn is recorded and started again — not a failure,
+    not a retry (the budget bounds it)."""
     ctx = current_context()
     circuit = breaker(provider)
     retries = int(llm_setting("BLOOM_LLM_RETRIES", 2))
     attempt_no = 0
     while True:
+        yielded_s = budget.wait_until_idle() if budget is not None else 0.0
         attempt = _Attempt(operation=operation, provider=provider, model=model, ctx=ctx, prompt=prompt,
                            attempt=attempt_no)
+        if budget is not None:
+            attempt.record.extra.update({"priority": BACKGROUND, "yielded_s": round(yielded_s, 3)})
         try:
             circuit.before_call()
         except LLMOverloaded as exc:
@@ -106,6 +115,10 @@ def _with_retries(*, operation: str, provider: str, model: str, prompt: Any,
             raise
         try:
             value = run(attempt)
+        except LLMPreempted as exc:
+            attempt.end_error(exc)  # status "preempted": the row shows the abandoned work
+            budget.preemptions += 1  # only background calls can be preempted (they have a budget)
+            continue
         except LLMError as exc:
             attempt.end_error(exc)
             if not exc.transient:
@@ -166,6 +179,15 @@ def chat(messages: list[dict[str, Any]], *, tools: list[ToolSpec] | None = None,
     provider = providers.chat_provider(spec.provider)
     if stream:
         return _chat_stream(provider, spec, request, operation)
+    budget = None
+    if current_context().priority == BACKGROUND and yielding_enabled():
+        budget = YieldBudget()
+
+        def interrupt() -> None:
+            if budget.should_stop():
+                raise LLMPreempted("a learner's turn started; this background generation steps aside")
+
+        request.interrupt = interrupt
 
     def run(attempt: _Attempt) -> ChatResult:
         result = provider.chat(request)
@@ -177,7 +199,7 @@ def chat(messages: list[dict[str, Any]], *, tools: list[ToolSpec] | None = None,
         return result
 
     return _with_retries(operation=operation, provider=spec.provider, model=spec.model,
-                         prompt=request.messages, run=run)
+                         prompt=request.messages, run=run, budget=budget)
 
 
 def _chat_stream(provider, spec: ModelSpec, request: ChatRequest, operation: str) -> ChatStream:

@@ -46,6 +46,13 @@ def test_aggregates_per_model_and_operation():
     assert groups[("m2", "embeddings")]["input_tokens"] == 0
 
 
+def test_preempted_background_calls_are_counted_apart_from_errors():
+    for status in ("ok", "preempted", "preempted", "error"):
+        make_call(request_model="m3", status=status)
+    (g,) = [g for g in selectors.call_aggregates(window=timedelta(hours=1)) if g["request_model"] == "m3"]
+    assert (g["count"], g["errors"], g["preempted"]) == (4, 1, 2)
+
+
 def test_list_filters():
     a = make_call(operation="chat", status="ok", learner_id=1, trace_id="ta")
     b = make_call(operation="judge", status="timeout", learner_id=2, trace_id="tb", request_model="judge-m")

@@ -3,7 +3,7 @@ retries, the circuit breaker and recording on top, so providers stay small."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -18,6 +18,9 @@ class ChatRequest:
     schema: dict | None = None
     options: dict[str, Any] = field(default_factory=dict)
     timeout: float = 120.0
+    # Asked between generated pieces; raising there stops the generation (background calls
+    # yield to learners' turns, see bloom.llm.priority). None for interactive calls.
+    interrupt: Callable[[], None] | None = None
 
 
 @dataclass

@@ -83,7 +83,11 @@ class ScriptedFakeChat:
                           response_model=request.model)
 
     def chat(self, request: ChatRequest) -> ChatResult:
-        return self._result(request, self._next(request))
+        item = self._next(request)
+        if request.interrupt is not None:  # like the real providers: asked between pieces
+            for _ in item.tokens if item.tokens is not None else item.text.split():
+                request.interrupt()
+        return self._result(request, item)
 
     def stream(self, request: ChatRequest) -> Iterator[Token | Done]:
         item = self._next(request)

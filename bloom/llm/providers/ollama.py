@@ -146,6 +146,8 @@ class OllamaChat:
                             yield Token(message.content)
                     if time.monotonic() - started > request.timeout:
                         raise LLMTimeout(f"ollama generation exceeded {request.timeout:.0f}s")
+                    if request.interrupt is not None:
+                        request.interrupt()  # closing the response stops the server's generation
             finally:
                 close = getattr(response, "close", None)
                 if close:
