@@ -13,9 +13,11 @@ A 503 with Retry-After (model unavailable / breaker open) is a defined outcome u
 is reported separately from errors; anything else non-2xx is an error.
 
 Run: `python bench/run.py load` (or `--quick` for short windows). On 2 cores chat turns queue:
-Django runs sync views on one thread per ASGI process, so turns are served one at a time and
-latency grows with concurrency; that is measured, not hidden. `bench/locustfile.py` drives the
-same endpoints with locust for manual runs."""
+under ASGI each request runs its sync view in its own thread (and holds its own database
+connection while it waits), and the in-process model serves one turn at a time in arrival order
+(`FairLock`), so latency grows with concurrency while throughput stays that of one model; that is
+measured, not hidden. A turn waits at most BLOOM_LLM_QUEUE_TIMEOUT (180 s) for the model.
+`bench/locustfile.py` drives the same endpoints with locust for manual runs."""
 
 from __future__ import annotations
 
@@ -235,6 +237,10 @@ def run(quick: bool) -> list[dict]:
             f"after {time.monotonic() - t0:.0f}s")
         row("reconcile_facts", facts_stored, "facts",
             f"expected {facts_expected}: {'OK' if facts_stored == facts_expected else 'MISMATCH'}")
+        background = ModelCall.objects.filter(learner_id__in=learner_ids, extra__priority="background")
+        row("background_preempted", background.filter(status="preempted").count(), "calls",
+            f"extraction/summary generations that stepped aside for a turn; {background.filter(status='ok').count()}"
+            " completed")
     finally:
         procs.stop_all(*started)
         if redis.proc.alive:

@@ -187,6 +187,9 @@ BLOOM_EMBEDDINGS = parse_model_spec(
 BLOOM_ENTITY_MODEL = env_str("BLOOM_ENTITY_MODEL", DEFAULT_ENTITY_MODEL)
 OLLAMA_HOST = env_str("OLLAMA_HOST", "http://127.0.0.1:11434")
 BLOOM_LLM_TIMEOUT = env_float("BLOOM_LLM_TIMEOUT", 120.0)
+# How long a request may wait for the in-process model (llama.cpp serves one at a time) before it
+# is answered 503 + Retry-After; separate from BLOOM_LLM_TIMEOUT, which bounds generation only.
+BLOOM_LLM_QUEUE_TIMEOUT = env_float("BLOOM_LLM_QUEUE_TIMEOUT", 180.0)
 BLOOM_LLM_RETRIES = env_int("BLOOM_LLM_RETRIES", 2, minimum=0)
 BLOOM_LLM_CONTEXT = env_int("BLOOM_LLM_CONTEXT", 4096, minimum=512)
 BLOOM_LLM_THREADS = env_int("BLOOM_LLM_THREADS", max(1, (os.cpu_count() or 2)), minimum=1)
@@ -195,6 +198,12 @@ BLOOM_LLM_BACKOFF_MAX = env_float("BLOOM_LLM_BACKOFF_MAX", 8.0)
 # Circuit breaker: after this many consecutive transient failures, fail fast for the cool-down.
 BLOOM_LLM_BREAKER_THRESHOLD = env_int("BLOOM_LLM_BREAKER_THRESHOLD", 5, minimum=1)
 BLOOM_LLM_BREAKER_COOLDOWN = env_float("BLOOM_LLM_BREAKER_COOLDOWN", 30.0)
+# Background model calls (memory extraction, summaries) step aside while a learner waits for a
+# reply (bloom.llm.priority): checked every POLL seconds, for at most MAX_WAIT seconds per call.
+# Turn it off for a worker with its own hardware and its own model server.
+BLOOM_LLM_YIELD = env_bool("BLOOM_LLM_YIELD", True)
+BLOOM_LLM_YIELD_POLL = env_float("BLOOM_LLM_YIELD_POLL", 0.1)
+BLOOM_LLM_YIELD_MAX_WAIT = env_float("BLOOM_LLM_YIELD_MAX_WAIT", 300.0)
 OLLAMA_KEEP_ALIVE = env_str("OLLAMA_KEEP_ALIVE", "5m")
 EMBEDDING_DIM = 384
 # Store prompt/response text in telemetry rows: on in the embedded demo, off in production.
@@ -226,6 +235,8 @@ else:
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 
 # --- memory ---------------------------------------------------------------------------------
+# Background fact extraction after each coach turn (off: memory is read, never written by turns).
+BLOOM_MEMORY_EXTRACTION = env_bool("BLOOM_MEMORY_EXTRACTION", True)
 BLOOM_SUMMARY_THRESHOLD = env_int("BLOOM_SUMMARY_THRESHOLD", 5, minimum=1)
 BLOOM_ARCHIVE_AFTER_DAYS = env_int("BLOOM_ARCHIVE_AFTER_DAYS", 30, minimum=1)
 # Retention: learner/coach message text older than this many days is blanked by the periodic

@@ -44,6 +44,7 @@ class ChatResult:
     duration_s: float = 0.0
     time_to_first_token_s: float | None = None
     call_id: str = ""  # telemetry id of this call (set by the recorder when one is registered)
+    queued_s: float | None = None  # time spent waiting for an in-process model (llama.cpp lock)
 
 
 class ChatStream:

@@ -10,6 +10,7 @@ import atexit
 import contextlib
 import threading
 import time
+from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,10 +25,49 @@ from bloom.llm.providers.common import (
     tool_system_prompt,
 )
 from bloom.llm.settings import llm_setting
-from bloom.llm.types import ChatResult, LLMError, LLMTimeout, LLMUnavailable, Usage
+from bloom.llm.types import ChatResult, LLMError, LLMOverloaded, LLMTimeout, LLMUnavailable, Usage
+
+
+class FairLock:
+    """A lock that hands the model out in arrival order. `threading.Lock` promises no order, and
+    with thirty turns queued an unlucky one could keep losing the race until its wait bound ran
+    out while later arrivals were served."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._queue: deque[object] = deque()
+        self._held = False
+
+    def acquire(self, timeout: float | None = None) -> bool:
+        ticket = object()
+        with self._cond:
+            self._queue.append(ticket)
+            if self._cond.wait_for(lambda: not self._held and self._queue[0] is ticket, timeout):
+                self._queue.popleft()
+                self._held = True
+                return True
+            self._queue.remove(ticket)
+            self._cond.notify_all()  # the head may have changed
+            return False
+
+    def release(self) -> None:
+        with self._cond:
+            self._held = False
+            self._cond.notify_all()
+
+    def waiting(self) -> int:
+        return len(self._queue)
+
+    def __enter__(self) -> FairLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
 
 _load_lock = threading.Lock()
-_models: dict[str, tuple[Any, threading.Lock]] = {}
+_models: dict[str, tuple[Any, FairLock]] = {}
 
 
 @atexit.register
@@ -44,7 +84,7 @@ def model_path(model: str) -> Path:
     return assets.chat_model_path(model)
 
 
-def load_model(model: str) -> tuple[Any, threading.Lock]:
+def load_model(model: str) -> tuple[Any, FairLock]:
     path = model_path(model)
     key = str(path)
     with _load_lock:
@@ -61,7 +101,7 @@ def load_model(model: str) -> tuple[Any, threading.Lock]:
                         n_threads=int(llm_setting("BLOOM_LLM_THREADS", 2)), verbose=False)
         except Exception as exc:  # llama.cpp raises ValueError/RuntimeError for bad files
             raise LLMUnavailable(f"could not load chat model {path}: {exc}", transient=False) from None
-        _models[key] = (llm, threading.Lock())
+        _models[key] = (llm, FairLock())
         return _models[key]
 
 
@@ -93,11 +133,21 @@ class LlamaCppChat:
             kwargs["response_format"] = {"type": "json_object", "schema": schema}
         # Structured output is parsed as a whole; streaming JSON fragments to a reader is useless.
         yield_tokens = not request.tools and request.schema is None
-        started = time.monotonic()
         parts: list[str] = []
         finish = "stop"
         first_piece_s: float | None = None
-        with lock:
+        # Requests queue on the model's lock. The wait is bounded on its own (BLOOM_LLM_QUEUE_TIMEOUT)
+        # and does not eat into the generation timeout: under load a turn may queue behind others
+        # for a while and must then still get its full generation time. A full queue is "busy", not
+        # "broken": not transient (retrying would only queue again), and the breaker stays closed.
+        queue_timeout = float(llm_setting("BLOOM_LLM_QUEUE_TIMEOUT", 180.0))
+        queued_from = time.monotonic()
+        if not lock.acquire(timeout=queue_timeout):
+            raise LLMOverloaded(f"the local model is busy: no turn free within {queue_timeout:.0f}s",
+                                transient=False, retry_after=10)
+        queued_s = time.monotonic() - queued_from
+        started = time.monotonic()
+        try:
             try:
                 chunks = llm.create_chat_completion(messages=messages, stream=True, **kwargs)
             except ValueError as exc:  # e.g. prompt longer than the context window
@@ -116,6 +166,8 @@ class LlamaCppChat:
                         finish = choice["finish_reason"]
                     if time.monotonic() - started > request.timeout:
                         raise LLMTimeout(f"llama.cpp generation exceeded {request.timeout:.0f}s")
+                    if request.interrupt is not None:
+                        request.interrupt()
             except ValueError as exc:
                 raise LLMError(f"llama.cpp failed: {exc}") from None
             finally:
@@ -126,10 +178,12 @@ class LlamaCppChat:
             # No usage in llama.cpp streams: the context holds prompt + completion tokens.
             output_tokens = len(llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)) if text else 0
             input_tokens = max(int(llm.n_tokens) - output_tokens, 0)
+        finally:
+            lock.release()
         result = ChatResult(text=text, usage=Usage(input_tokens=input_tokens, output_tokens=output_tokens),
                             finish_reason=finish, provider=self.name, request_model=request.model,
                             response_model=Path(model_path(request.model)).stem,
-                            time_to_first_token_s=first_piece_s)
+                            time_to_first_token_s=first_piece_s, queued_s=queued_s)
         if request.tools:
             result.text, result.tool_calls = parse_tool_output(text, request.tools)
             if result.tool_calls:

@@ -111,3 +111,36 @@ def test_timeout_stops_generation(llamacpp_model):
         llm.chat([{"role": "user", "content": "Write a long story about a dragon."}],
                  options={**GREEDY, "max_tokens": 400, "timeout": 0.2})
     assert ModelCall.objects.filter(status="timeout", provider="llamacpp").count() == 1
+
+
+def test_a_busy_local_model_is_overloaded_not_broken(llamacpp_model):
+    """Waiting for the model is bounded (BLOOM_LLM_QUEUE_TIMEOUT) separately from generation; a full
+    queue raises LLMOverloaded that is not retried and does not open the breaker."""
+    from bloom.llm.providers import llamacpp
+    from bloom.llm.resilience import breaker
+
+    _, lock = llamacpp.load_model(llamacpp_model)
+    assert lock.acquire(timeout=30)
+    try:
+        with override_settings(BLOOM_LLM_QUEUE_TIMEOUT=0.2), pytest.raises(llm.LLMOverloaded) as info:
+            llm.chat([{"role": "user", "content": "hi"}], options={**GREEDY, "max_tokens": 4})
+    finally:
+        lock.release()
+    assert info.value.transient is False and info.value.retry_after == 10
+    assert breaker("llamacpp").state() == "closed"
+
+
+def test_queue_wait_is_recorded_and_not_charged_to_the_generation_timeout(llamacpp_model):
+    from bloom.llm.providers import llamacpp
+
+    _, lock = llamacpp.load_model(llamacpp_model)
+    assert lock.acquire(timeout=30)
+    holder = threading.Timer(3.5, lock.release)  # another turn holds the model for 3.5 s
+    holder.start()
+    with llm.call_context(service="tests.queue") as ctx, override_settings(BLOOM_LLM_TIMEOUT=3.0):
+        # The timeout (3 s) is shorter than the wait (3.5 s): only generation time counts against it.
+        result = llm.chat([{"role": "user", "content": "Say hi."}], options={**GREEDY, "max_tokens": 4})
+    holder.join()
+    assert result.text
+    row = ModelCall.objects.get(trace_id=ctx.trace_id)
+    assert row.status == "ok" and row.extra["queued_s"] >= 3.0
