@@ -5,6 +5,7 @@ from django.db.models.signals import post_migrate
 PERIODIC_TASKS = (
     ("memory: decay + tier moves", "memory.decay_tiers", 60 * 60),
     ("memory: consolidation (offline)", "memory.consolidate", 24 * 60 * 60),
+    ("memory: re-send tasks a broker lost", "memory.resend_lost", 10 * 60),
 )
 
 

@@ -131,6 +131,21 @@ def grounded(fact: str, source: str, *, min_share: float = 0.5) -> bool:
     return len(fact_words & source_words) / len(fact_words) >= min_share
 
 
+def restates(old: str, new: str, *, min_share: float = 0.8) -> bool:
+    """Does `new` only say again (part of) what `old` says? At least `min_share` of new's content
+    words (same stems and stop words as `grounded`; at least two of them) occur in old, and new
+    brings no number old lacks. Seen on replays: "The learner freezes and forget every word." vs
+    "The learner is nervous when I have to speak, I freeze and forget every word." — cosine 0.81,
+    under the 0.90 near-duplicate line, yet nothing new. Used only together with a cosine of at
+    least BLOOM_MEMORY_SURPRISE_COSINE and no conflict (see services._ingest_one)."""
+    stem = lambda w: w[:5]  # noqa: E731 - tiny local helper
+    new_words = {stem(w) for w in _words(new) if w not in _GROUND_SKIP and len(w) > 2}
+    if len(new_words) < 2 or not _numbers(new) <= _numbers(old):
+        return False
+    old_words = {stem(w) for w in _words(old)}
+    return len(new_words & old_words) / len(new_words) >= min_share
+
+
 def validate_embedding(vector: Any, *, dim: int) -> list[float]:
     if not isinstance(vector, list | tuple) or len(vector) != dim:
         raise MemoryInputError(f"embedding must be a list of {dim} numbers", code="invalid_embedding",

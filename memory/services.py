@@ -16,7 +16,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from bloom.outbox.services import outbox_enqueue
+from bloom.outbox.models import OutboxMessage
+from bloom.outbox.services import outbox_enqueue, outbox_resend
 from memory import conf, rules
 from memory.models import Entity, EntityRun, ExtractionRun, Fact, FactHistory, Mention, Relation, Summary
 
@@ -78,6 +79,21 @@ class IngestResult:
                 "duplicates": self.duplicates}
 
 
+def _strengthen(old: Fact, fact: rules.CleanFact, similarity: float, *, rule: str, now: datetime,
+                source_message_id: int | None, service: str, result: IngestResult) -> None:
+    """Strengthen, never replace: the older wording stays; confidence and recency go up."""
+    before = _snapshot(old)
+    Fact.objects.filter(pk=old.pk).update(
+        confidence=min(1.0, max(old.confidence, fact.confidence) + 0.05),
+        access_count=F("access_count") + 1, last_accessed_at=now,
+    )
+    old.refresh_from_db()
+    _history(old, change="strengthened", before=before,
+             after={**_snapshot(old), "by_content": fact.content, "cosine": round(similarity, 4), "rule": rule,
+                    "source_message": source_message_id}, service=service)
+    result.strengthened.append(old.pk)
+
+
 def _ingest_one(*, learner_id: int, fact: rules.CleanFact, embedding: list[float], source_message_id: int | None,
                 source_agent: str, service: str, now: datetime, result: IngestResult) -> None:
     h = rules.content_hash(fact.content)
@@ -88,19 +104,11 @@ def _ingest_one(*, learner_id: int, fact: rules.CleanFact, embedding: list[float
     best = candidates[0] if candidates else None
     if (best is not None and best[1] >= conf.dedup_cosine()
             and rules.conflict_reason(best[0].content, fact.content) is None):
-        old = best[0]
-        before = _snapshot(old)
-        # Strengthen, never replace: the older wording stays; confidence and recency go up.
-        Fact.objects.filter(pk=old.pk).update(
-            confidence=min(1.0, max(old.confidence, fact.confidence) + 0.05),
-            access_count=F("access_count") + 1, last_accessed_at=now,
-        )
-        old.refresh_from_db()
-        _history(old, change="strengthened", before=before,
-                 after={**_snapshot(old), "by_content": fact.content, "cosine": round(best[1], 4),
-                        "source_message": source_message_id}, service=service)
-        result.strengthened.append(old.pk)
+        _strengthen(best[0], fact, best[1], rule="near_duplicate", now=now, source_message_id=source_message_id,
+                    service=service, result=result)
         return
+    # Below the near-duplicate line, the most similar candidates decide (code rules, in order of
+    # similarity): a conflict makes a surprise; a restatement strengthens the older fact.
     conflict: tuple[Fact, float, str] | None = None
     for cand, sim in candidates:
         if sim < conf.surprise_cosine():
@@ -109,6 +117,10 @@ def _ingest_one(*, learner_id: int, fact: rules.CleanFact, embedding: list[float
         if reason:
             conflict = (cand, sim, reason)
             break
+        if rules.restates(cand.content, fact.content):
+            _strengthen(cand, fact, sim, rule="restates", now=now, source_message_id=source_message_id,
+                        service=service, result=result)
+            return
     try:
         with transaction.atomic():
             new = Fact.objects.create(
@@ -374,3 +386,61 @@ def entities_record(*, fact_id: int, spans: Sequence[rules.Span], dropped: int) 
         _history(fact, change="entities", before=None, after={"mentions": len(kept), "dropped": dropped},
                  service="memory.extract_entities")
     return run
+
+
+# Background work that leaves a marker row when it ran, so "sent but never ran" can be seen.
+def _extracted(ids: list[int]) -> set[int]:
+    return set(ExtractionRun.objects.filter(message_id__in=ids).values_list("message_id", flat=True))
+
+
+def _entities_done(ids: list[int]) -> set[int]:
+    return set(EntityRun.objects.filter(fact_id__in=ids).values_list("fact_id", flat=True))
+
+
+RESENDABLE_TASKS = {"memory.extract_facts": _extracted, "memory.extract_entities": _entities_done}
+RESEND_AFTER = timedelta(minutes=15)  # longer than a normal backlog; redelivery is harmless anyway
+RESEND_WINDOW = timedelta(hours=6)  # how far back a sweep looks (it runs every 10 minutes)
+RESEND_MAX_SENDS = 3  # a task that keeps not running (its target was deleted, parse errors) stops here
+
+
+def outbox_resend_lost(*, now: datetime | None = None, after: timedelta = RESEND_AFTER,
+                       window: timedelta = RESEND_WINDOW, max_sends: int = RESEND_MAX_SENDS) -> dict[str, int]:
+    """Send again memory tasks the broker accepted but that never ran.
+
+    The outbox guarantees a task reaches the broker; a broker that keeps its queue only in memory
+    (Redis without persistence, as on this project's test machines) can still lose it in a
+    restart. Extraction and entity runs leave a marker row, so a sent outbox row older than
+    `after` without its marker is lost work: it is published again, at most `max_sends` times in
+    all. The tasks are idempotent per id, so a task that was merely slow runs once in effect."""
+    now = now or timezone.now()
+    out = {"checked": 0, "resent": 0, "gave_up": 0}
+    for task_name, done in RESENDABLE_TASKS.items():
+        rows = (OutboxMessage.objects.filter(task_name=task_name, sent_at__lt=now - after, sent_at__gte=now - window)
+                .order_by("sent_at").values_list("pk", "args", "attempts"))
+        batch: list[tuple[int, list, int]] = []
+        for row in rows.iterator(chunk_size=500):
+            batch.append(row)
+            if len(batch) == 500:
+                if not _resend_batch(batch, done, max_sends, out):
+                    return out
+                batch = []
+        if batch and not _resend_batch(batch, done, max_sends, out):
+            return out
+    if out["resent"] or out["gave_up"]:
+        logger.warning("memory: re-sent %(resent)s lost tasks, gave up on %(gave_up)s", out)
+    return out
+
+
+def _resend_batch(batch: list[tuple[int, list, int]], done, max_sends: int, out: dict[str, int]) -> bool:
+    finished = done([args[0] for _, args, _ in batch if args])
+    for pk, args, attempts in batch:
+        out["checked"] += 1
+        if not args or args[0] in finished:
+            continue
+        if attempts >= max_sends:
+            out["gave_up"] += 1
+            continue
+        if not outbox_resend(message_id=pk):
+            return False  # broker down: the row is pending again and the relay takes it from here
+        out["resent"] += 1
+    return True

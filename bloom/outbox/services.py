@@ -71,3 +71,12 @@ def outbox_relay(*, limit: int = 500) -> int:
             break
         sent += 1
     return sent
+
+
+def outbox_resend(*, message_id: int) -> bool:
+    """Publish a message again that was sent but whose work never happened (a broker that lost its
+    queue: Redis without persistence, a flushed database). Only for idempotent tasks; the caller
+    decides that the work is missing. Returns False when the broker is down (the row is then
+    pending again and the relay sends it)."""
+    OutboxMessage.objects.filter(pk=message_id, sent_at__isnull=False).update(sent_at=None)
+    return outbox_publish(message_id=message_id)

@@ -141,3 +141,14 @@ def test_grounding_drops_invented_or_copied_facts():
                    {"fact_type": "insight", "content": "The learner is preparing for the IELTS exam.",
                     "confidence": 1}]}, source=source)
     assert [f.content for f in facts] == ["The learner finished two Python chapters."] and dropped == 1
+
+
+@pytest.mark.parametrize(("old", "new", "expected"), [
+    ("The learner is nervous when I have to speak, I freeze and forget every word.",
+     "The learner freezes and forget every word.", True),  # seen on a replay: cosine 0.81
+    ("Studies Spanish in the evening after work.", "Studies Spanish in the morning.", False),  # new word
+    ("Wants to pass the B1 exam.", "Wants to pass the B1 exam in 2027.", False),  # a new number
+    ("Practises scales every day.", "Practises.", False),  # too little to judge
+])
+def test_restatement_rule(old, new, expected):
+    assert rules.restates(old, new) is expected
