@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from django.conf import settings
 from django.db import transaction
 
 from bloom.llm import LLMInvalidOutput, call_context, chat, new_trace_id
@@ -518,7 +519,8 @@ def _persist(run: _Run, decision, context: str, toolbox: ToolBox, content: str) 
                                                     trace_id=run.trace_id)
         run.message.status = MessageStatus.ANSWERED
         _record_turn(run, decision, context, toolbox, reply=reply, outcome=run.outcome)
-        if decision.specialist != ONBOARDING and run.learner.study_arm == StudyArm.COACH:
+        if (decision.specialist != ONBOARDING and run.learner.study_arm == StudyArm.COACH
+                and settings.BLOOM_MEMORY_EXTRACTION):
             # Fire-and-forget memory extraction, sent after commit; the reply never waits for it.
             outbox_enqueue(task_name="memory.extract_facts", args=[locked.pk], queue="memory",
                            dedup_key=f"extract:{locked.pk}")

@@ -105,6 +105,17 @@ def test_reply_persisted_once_idempotent_and_enqueues_extraction(api, fake_model
     assert OutboxMessage.objects.filter(task_name="memory.extract_facts", args=[body["message"]["id"]]).exists()
 
 
+def test_extraction_switched_off_answers_without_enqueueing(api, fake_model, settings):
+    settings.BLOOM_MEMORY_EXTRACTION = False
+    client, http = api
+    conv = _conversation(http, onboarded_learner(client))
+    fake_model.push("Good question.")
+    r = http.post(f"/api/v1/conversations/{conv}/messages", {"content": "what next?"}, format="json")
+    assert r.status_code == 201, r.content
+    assert r.json()["message"]["status"] == "answered"
+    assert not OutboxMessage.objects.filter(task_name="memory.extract_facts").exists()
+
+
 def test_model_down_returns_503_keeps_message_then_retry_answers(api, fake_model):
     client, http = api
     learner = onboarded_learner(client)
