@@ -249,7 +249,8 @@ def part_b(rows: list[dict]) -> None:
         same_replies = sum(a == b for a, b in zip(replies["on"], replies["off"], strict=True))
 
         def prompt_tokens(arm: str) -> float:
-            values = list(ModelCall.objects.filter(trace_id__in=traces[arm], operation="chat", status="ok")
+            values = list(ModelCall.objects.filter(trace_id__in=traces[arm], operation="chat", status="ok",
+                                                   service="coaching.turn")
                           .values_list("input_tokens", flat=True))
             return statistics.mean(v for v in values if v is not None) if values else float("nan")
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 import os
 
 from celery import Celery, Task
+from celery.signals import celeryd_init
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from kombu import Queue
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bloom.settings")
-
 
 
 class BloomTask(Task):
@@ -60,3 +60,16 @@ app.conf.update(
     timezone="UTC",
 )
 app.autodiscover_tasks()
+
+
+@celeryd_init.connect
+def _background_cpu_priority(**kwargs) -> None:
+    """Workers run background work (extraction, summaries, evaluation); on a host they share with
+    the web process, a learner waiting for a reply must get the CPU first. Lowest priority by
+    default (BLOOM_WORKER_NICE=19; 0 keeps the inherited one): costs nothing when the CPU is
+    otherwise idle. Pool children inherit it. `celeryd_init` fires for the `celery worker` command
+    only, so a worker started inside another process (tests) leaves that process alone. Measured in
+    bench/bench_memory_replay.py."""
+    nice = int(getattr(settings, "BLOOM_WORKER_NICE", 19))
+    if nice > 0:
+        os.nice(nice)

@@ -233,6 +233,9 @@ else:
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("BLOOM_BROKER_VISIBILITY_TIMEOUT", 3600,
                                                                      minimum=1)}
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+# CPU priority of Celery workers (os.nice increment): background work yields the CPU to the web
+# process answering a learner. 0 = unchanged.
+BLOOM_WORKER_NICE = env_int("BLOOM_WORKER_NICE", 19, minimum=0)
 
 # --- memory ---------------------------------------------------------------------------------
 # Background fact extraction after each coach turn (off: memory is read, never written by turns).

@@ -128,6 +128,9 @@ def test_fault_suite_ends_in_reconciliation(chat_model_present, log_dir):
         assert first.status_code == 201, first.text
         first_id = first.json()["message"]["id"]
         procs.wait_until(lambda: extraction_done(first_id), timeout=STEP_TIMEOUT, what="the first extraction")
+        # The worker runs at the lowest CPU priority (BLOOM_WORKER_NICE), the web process at its own.
+        assert os.getpriority(os.PRIO_PROCESS, worker.popen.pid) == 19
+        assert os.getpriority(os.PRIO_PROCESS, web.popen.pid) == os.getpriority(os.PRIO_PROCESS, 0)
 
         # 2. model server down, breaker open, model back ---------------------------------------------
         model.stop()
