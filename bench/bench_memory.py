@@ -117,6 +117,9 @@ def _clustered_vectors(rng, n: int, centers: np.ndarray) -> np.ndarray:
     return vecs.astype(np.float32)
 
 
+EF_SWEEP = (40, 100, 200, 400)
+
+
 def bench_search(rows: list[dict], size: int, queries: int = 100) -> None:
     from django.conf import settings
     from django.db import connection, transaction
@@ -175,6 +178,8 @@ def bench_search(rows: list[dict], size: int, queries: int = 100) -> None:
         # Note: all bench rows of this run were inserted in id order, so position i ↔ all_ids[i].
         qvecs = _clustered_vectors(rng, queries, centers)
         per_t, glob_t, recall_hits, recall_learner_hits = [], [], 0, 0
+        sweep_ms: dict[int, list[float]] = {ef: [] for ef in EF_SWEEP}
+        sweep_hits: dict[int, int] = dict.fromkeys(EF_SWEEP, 0)
         for i, q in enumerate(qvecs):
             lid = int(learner_ids[i % len(learner_ids)])
             qtext = " ".join(vocab[k] for k in rng.integers(0, len(vocab), size=3))
@@ -193,6 +198,15 @@ def bench_search(rows: list[dict], size: int, queries: int = 100) -> None:
                             ["[" + ",".join(f"{x:.7g}" for x in q) + "]"])
                 ann = {r[0] for r in cur.fetchall()}
             recall_hits += len(exact & ann)
+            # The same ANN query at other ef_search values: the recall/latency trade-off at this size.
+            for ef in EF_SWEEP:
+                with transaction.atomic(), connection.cursor() as cur:
+                    cur.execute(f"SET LOCAL hnsw.ef_search = {ef}")
+                    t = time.perf_counter()
+                    cur.execute("SELECT id FROM memory_fact ORDER BY embedding <=> %s::vector LIMIT 10",
+                                ["[" + ",".join(f"{x:.7g}" for x in q) + "]"])
+                    sweep_ms[ef].append((time.perf_counter() - t) * 1000)
+                    sweep_hits[ef] += len(exact & {r[0] for r in cur.fetchall()})
             # Per-learner: the exact-scan path (vector part) vs numpy exact for that learner.
             mask = lid_arr == lid
             lsims = sims[mask]
@@ -227,6 +241,10 @@ def bench_search(rows: list[dict], size: int, queries: int = 100) -> None:
             {"bench": "memory.search", "metric": f"recall@10 per-learner {size}",
              "value": recall_learner_hits / (10 * queries), "unit": "", "note": "exact scan"},
         ]
+        rows += [{"bench": "memory.search", "metric": f"recall@10 global {size} ef_search={ef}",
+                  "value": sweep_hits[ef] / (10 * queries), "unit": "",
+                  "note": f"vector-only ANN query p50 {statistics.median(sweep_ms[ef]):.1f} ms, "
+                          f"p95 {pct(sweep_ms[ef], 95):.1f} ms"} for ef in EF_SWEEP]
     finally:
         _cleanup(client)
 
