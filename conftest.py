@@ -36,3 +36,21 @@ def real_celery_worker(transactional_db, celery_app_real):
 def requires_postgres():
     if settings.DB_VENDOR != "postgresql":
         pytest.skip("needs PostgreSQL (run under `make test-postgres`)")
+
+
+@pytest.fixture
+def broker_down(monkeypatch):
+    """Point the outbox's Celery app at a broker nobody listens on (publishing fails fast).
+    Celery lets the CELERY_BROKER_URL variable override an app's broker argument: set both.
+    `monkeypatch.undo()` brings the real broker back."""
+    from celery import Celery
+
+    import bloom.celery
+
+    down_url = "redis://127.0.0.1:6399/0"
+    monkeypatch.setenv("CELERY_BROKER_URL", down_url)
+    down = Celery("bloom-broker-down", broker=down_url, set_as_current=False)
+    down.conf.broker_connection_timeout = 1
+    down.conf.broker_transport_options = {"max_retries": 0}
+    monkeypatch.setattr(bloom.celery, "app", down)
+    return down

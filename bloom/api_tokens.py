@@ -84,6 +84,16 @@ class TokenListOut(serializers.Serializer):
     results = TokenOut(many=True)
 
 
+def _issue(request, make) -> Response:
+    """Create (or rotate to) a token named by the request body; `make(name)` returns (token, raw)."""
+    if (denied := _client_only(request)) is not None:
+        return denied
+    data = TokenNameIn(data=request.data)
+    data.is_valid(raise_exception=True)
+    token, raw = make(data.validated_data["name"])
+    return Response(_created(token, raw), status=status.HTTP_201_CREATED)
+
+
 class TokenListView(APIView):
     @extend_schema(responses=TokenListOut)
     def get(self, request):
@@ -94,23 +104,13 @@ class TokenListView(APIView):
 
     @extend_schema(request=TokenNameIn, responses={201: TokenCreatedOut})
     def post(self, request):
-        if (denied := _client_only(request)) is not None:
-            return denied
-        data = TokenNameIn(data=request.data)
-        data.is_valid(raise_exception=True)
-        token, raw = api_token_create(client=request.user, name=data.validated_data["name"])
-        return Response(_created(token, raw), status=status.HTTP_201_CREATED)
+        return _issue(request, lambda name: api_token_create(client=request.user, name=name))
 
 
 class TokenRotateView(APIView):
     @extend_schema(request=TokenNameIn, responses={201: TokenCreatedOut})
     def post(self, request):
-        if (denied := _client_only(request)) is not None:
-            return denied
-        data = TokenNameIn(data=request.data)
-        data.is_valid(raise_exception=True)
-        token, raw = api_token_rotate(token=request.auth, name=data.validated_data["name"])
-        return Response(_created(token, raw), status=status.HTTP_201_CREATED)
+        return _issue(request, lambda name: api_token_rotate(token=request.auth, name=name))
 
 
 class TokenRevokeView(APIView):

@@ -116,8 +116,7 @@ def _with_retries(*, operation: str, provider: str, model: str, prompt: Any,
         try:
             value = run(attempt)
         except LLMPreempted as exc:
-            attempt.end_error(exc)  # status "preempted": the row shows the abandoned work
-            budget.preemptions += 1  # only background calls can be preempted (they have a budget)
+            attempt.end_error(exc)  # status "preempted": the row shows the abandoned work; the budget bounds restarts
             continue
         except LLMError as exc:
             attempt.end_error(exc)

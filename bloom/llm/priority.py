@@ -84,7 +84,6 @@ class YieldBudget:
 
     def __init__(self) -> None:
         self.waited = 0.0
-        self.preemptions = 0
         self._limit = max_wait()
         self._last_check = 0.0
 

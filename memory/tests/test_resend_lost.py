@@ -59,20 +59,9 @@ def test_lost_extraction_is_sent_again_and_runs_once(fake_chat, learner, make_me
 
 
 @pytest.mark.django_db
-def test_broker_down_leaves_the_row_pending_for_the_relay(learner, make_message, monkeypatch):
-    from celery import Celery
-
-    import bloom.celery
-
+def test_broker_down_leaves_the_row_pending_for_the_relay(learner, make_message, broker_down):
     message = make_message(learner, "I like podcasts.")
     row = _sent_row(message.pk, minutes_ago=30)
-    # A broker nobody listens on (as in bloom/tests/test_worker.py: set the variable and the app).
-    down_url = "redis://127.0.0.1:1/0"
-    monkeypatch.setenv("CELERY_BROKER_URL", down_url)
-    down = Celery("bloom-broker-down", broker=down_url, set_as_current=False)
-    down.conf.broker_connection_timeout = 1
-    down.conf.broker_transport_options = {"max_retries": 0}
-    monkeypatch.setattr(bloom.celery, "app", down)
     out = services.outbox_resend_lost()
     row.refresh_from_db()
     assert out["resent"] == 0 and row.sent_at is None and row.attempts == 2 and row.last_error
