@@ -13,6 +13,8 @@ from django.utils.safestring import mark_safe
 from coaching.research import selectors
 from coaching.research.api.permissions import EXPORT_PERMISSION
 from coaching.research.charts import line_chart_svg
+from coaching.research.conf import EXPORT_SCHEMA_VERSION, missed_grace_minutes
+from coaching.research.export import COLUMNS, SUMMARY_NOTE, TYPES, dates_statement, reading_instructions
 from coaching.research.models import (
     CalendarFeed,
     Enrollment,
@@ -25,7 +27,8 @@ from coaching.research.models import (
 
 @admin.register(Study)
 class StudyAdmin(admin.ModelAdmin):
-    list_display = ["name", "cohort", "start_date", "duration_weeks", "arms", "date_shift_enabled", "dashboard_link"]
+    list_display = ["name", "cohort", "start_date", "duration_weeks", "arms", "date_shift_enabled", "dashboard_link",
+                    "codebook_link"]
     list_filter = ["date_shift_enabled", "start_date"]
     search_fields = ["name", "cohort"]
     # `secret` is not editable=True on the model, so it never appears in forms or lists.
@@ -36,21 +39,46 @@ class StudyAdmin(admin.ModelAdmin):
     def dashboard_link(self, obj: Study) -> str:
         return format_html('<a href="{}">dashboard</a>', reverse("admin:research_study_dashboard", args=[obj.pk]))
 
+    @admin.display(description="data dictionary")
+    def codebook_link(self, obj: Study) -> str:
+        return format_html('<a href="{}">codebook</a>', reverse("admin:research_study_codebook", args=[obj.pk]))
+
     def get_urls(self):
         custom = [
             path("<int:pk>/dashboard/", self.admin_site.admin_view(self.dashboard_view),
                  name="research_study_dashboard"),
+            path("<int:pk>/codebook/", self.admin_site.admin_view(self.codebook_view),
+                 name="research_study_codebook"),
         ]
         return custom + super().get_urls()
+
+    def codebook_view(self, request, pk: int):
+        """The data dictionary: the same column list, types and conventions the export's codebook
+        file holds, with this study's statement on date shifting."""
+        study = self.get_object(request, str(pk))
+        if study is None or not self.has_view_permission(request, study):
+            raise PermissionDenied
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "title": f"{study.name}: data dictionary (schema {EXPORT_SCHEMA_VERSION})",
+            "study": study,
+            "columns": [{"column": c, "formats": TYPES[c.type]} for c in COLUMNS],
+            "dates_statement": dates_statement(study),
+            "reading": reading_instructions(),
+            "summary_note": SUMMARY_NOTE,
+            "grace_minutes": missed_grace_minutes(),
+        }
+        return TemplateResponse(request, "admin/research/codebook.html", context)
 
     def dashboard_view(self, request, pk: int):
         study = self.get_object(request, str(pk))
         if study is None or not self.has_view_permission(request, study):
             raise PermissionDenied
-        weekly = selectors.weekly_adherence_by_arm(study=study)
+        weekly, arm_totals = selectors.adherence_by_arm(study=study)
         series: dict[str, dict[int, float | None]] = {arm: {} for arm in study.arms}
         for row in weekly:
-            series.setdefault(row["arm"], {})[row["study_week"]] = row["mean_ratio"]
+            series.setdefault(row.arm, {})[row.study_week] = row.mean_ratio
         counts = selectors.study_enrollment_counts(study)
         context = {
             **self.admin_site.each_context(request),
@@ -59,6 +87,7 @@ class StudyAdmin(admin.ModelAdmin):
             "study": study,
             "chart": mark_safe(line_chart_svg(series, n_weeks=study.duration_weeks)),
             "weekly": weekly,
+            "arm_totals": arm_totals,
             "counts": counts,
             "totals": {k: sum(c[k] for c in counts.values()) for k in ("enrolled", "withdrawn", "active")},
             "can_export": request.user.has_perm(EXPORT_PERMISSION),
@@ -85,7 +114,9 @@ class EnrollmentAdmin(admin.ModelAdmin):
     list_select_related = ["study", "learner"]
     raw_id_fields = ["learner"]
     # Arm and stratum slot come from the randomisation; editing them would break the audit trail.
-    readonly_fields = ["arm", "stratum", "stratum_index", "date_shift_days"]
+    # Baseline and time zone are the enrolment-time copies the export reads: frozen as well.
+    readonly_fields = ["arm", "stratum", "stratum_index", "timezone", "baseline_goal_category",
+                       "baseline_weekly_hours", "baseline_best_time", "baseline_confidence"]
 
 
 @admin.register(CalendarFeed)

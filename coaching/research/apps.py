@@ -1,5 +1,5 @@
 from django.apps import AppConfig
-from django.db.models.signals import post_migrate
+from django.db.models.signals import post_migrate, pre_save
 
 
 class ResearchConfig(AppConfig):
@@ -13,5 +13,8 @@ class ResearchConfig(AppConfig):
 
     def ready(self) -> None:
         from coaching.research.schedule import register_periodic_tasks
+        from coaching.research.services import learner_treatment_follows_enrollment
 
         post_migrate.connect(register_periodic_tasks, sender=self, dispatch_uid="research_periodic_tasks")
+        pre_save.connect(learner_treatment_follows_enrollment, sender="coaching.Learner",
+                         dispatch_uid="research_treatment_follows_enrollment")

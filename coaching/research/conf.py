@@ -47,9 +47,14 @@ BEST_TIME_CLOCK: dict[str, tuple[int, int]] = {
     "": (18, 0),
 }
 
-# Bumped whenever a column is added, removed, renamed or changes meaning.
-EXPORT_SCHEMA_VERSION = "1.0"
+# Bumped whenever a column is added, removed, renamed or changes meaning. An integer, so that every
+# reader (pandas, pyarrow, R) parses it as the type the codebook gives: "1.0" used to read as a float.
+# 2: baseline frozen at enrolment, due sessions only, skipped/missed/pending counts, study-level date
+#    shift, study-specific participant ids, empty-cell missing values, true/false booleans.
+EXPORT_SCHEMA_VERSION = 2
 ADHERENT_THRESHOLD = 0.8
-# Per-participant date shift: a whole number of weeks (so week_start stays a Monday) in ± this.
+# Study-level date shift: a non-zero whole number of weeks (so week_start stays a Monday) in ± this.
 DATE_SHIFT_MAX_WEEKS = 26
 PSEUDONYM_HEX_CHARS = 16
+# Participant ids start with a letter so no reader can ever infer the column as a number.
+PSEUDONYM_PREFIX = "p"

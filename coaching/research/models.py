@@ -30,7 +30,9 @@ class Study(models.Model):
     # the admin: rotating it changes every participant id in later exports.
     secret = models.CharField(max_length=128, default=generate_study_secret, editable=False)
     date_shift_enabled = models.BooleanField(
-        default=False, help_text="Shift each participant's week_start by a per-participant whole-week offset."
+        default=False,
+        help_text="Shift every date of the export by one secret whole-week offset for the whole study "
+                  "(intervals, weekdays and study weeks are kept; the real calendar dates are not in the file).",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -52,7 +54,15 @@ class Enrollment(models.Model):
     stratum_index = models.PositiveIntegerField()
     enrolled_at = models.DateTimeField()
     withdrawn_at = models.DateTimeField(null=True, blank=True)
-    date_shift_days = models.IntegerField(default=0)
+    # Baseline: a copy of the profile taken at enrolment and never updated afterwards, so a later
+    # profile edit cannot change a past export row (the profile itself keeps changing).
+    baseline_goal_category = models.CharField(max_length=20, blank=True)
+    baseline_weekly_hours = models.DecimalField(max_digits=4, decimal_places=1, null=True, blank=True)
+    baseline_best_time = models.CharField(max_length=12, blank=True)
+    baseline_confidence = models.PositiveSmallIntegerField(null=True, blank=True)
+    # The learner's time zone at enrolment. Study weeks are counted in it, so moving later does
+    # not re-bucket weeks that were already exported.
+    timezone = models.CharField(max_length=64, default="UTC")
 
     class Meta:
         constraints = [

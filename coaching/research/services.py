@@ -92,33 +92,100 @@ def arm_for_slot(*, study: Study, stratum: str, index: int) -> str:
     return block_arms(study=study, stratum=stratum, block=index // size)[index % size]
 
 
-def date_shift_for(*, study: Study, research_id: str) -> int:
+def study_date_shift_days(*, study: Study) -> int:
+    """The one offset (days, a non-zero whole number of weeks within ± DATE_SHIFT_MAX_WEEKS) by
+    which a shifted study's export moves every date. One offset for the whole study, not one per
+    participant: every row also carries `study_week`, which ties it to the common study calendar,
+    so a per-participant offset could be read back as week_start - 7·(study_week - 1). The study's
+    own id is part of the HMAC input, so two studies given the same secret still differ."""
     weeks = conf.DATE_SHIFT_MAX_WEEKS
-    value = int.from_bytes(_hmac_bytes(study.secret, f"shift:{research_id}")[:8], "big")
-    return 7 * ((value % (2 * weeks + 1)) - weeks)
+    value = int.from_bytes(_hmac_bytes(study.secret, f"shift:{study.pk}")[:8], "big")
+    k = value % (2 * weeks) - weeks  # -weeks .. weeks-1
+    return 7 * (k if k < 0 else k + 1)  # skip 0: a "shifted" export must never equal the real dates
+
+
+def _baseline_from_profile(profile: LearnerProfile | None) -> dict[str, object]:
+    if profile is None:
+        return {"baseline_goal_category": "", "baseline_weekly_hours": None, "baseline_best_time": "",
+                "baseline_confidence": None}
+    return {"baseline_goal_category": profile.goal_category or "", "baseline_weekly_hours": profile.weekly_hours,
+            "baseline_best_time": profile.best_time or "", "baseline_confidence": profile.confidence}
+
+
+def _enrollment_interval(enrollment: Enrollment) -> tuple[dt.datetime, dt.datetime]:
+    """[enrolled_at, end) where end is the withdrawal or the study's end (local midnight after
+    its last week, in the enrolment's time zone), whichever comes first."""
+    from coaching.research.selectors import study_end_date
+
+    tz = ZoneInfo(enrollment.timezone or "UTC")
+    end = dt.datetime.combine(study_end_date(enrollment.study), dt.time(0, 0), tzinfo=tz)
+    if enrollment.withdrawn_at is not None:
+        end = min(end, enrollment.withdrawn_at)
+    return enrollment.enrolled_at, end
 
 
 @transaction.atomic
 def enrollment_create(*, study: Study, learner: Learner, enrolled_at: dt.datetime | None = None) -> Enrollment:
     """Randomise `learner` into an arm, stratified by goal category (permuted blocks per stratum),
-    and set `Learner.study_arm`. Enrolling twice returns the existing enrolment."""
+    freeze their baseline (profile answers and time zone), and set `Learner.study_arm`, which
+    decides the treatment the coaching engine delivers. Enrolling twice returns the existing
+    enrolment.
+
+    A learner whose enrolment in another study overlaps this one in time is refused
+    (`enrolment_conflict`): the engine can deliver one treatment at a time, and the other study's
+    export would otherwise show an arm the learner no longer receives. The refusal does not look
+    at which arm this study would draw: refusing only on a differing arm would make who gets
+    enrolled depend on the allocation, which breaks the randomisation. Withdraw the learner from
+    the other study (or wait until it ends) first."""
     existing = Enrollment.objects.filter(study=study, learner=learner).first()
     if existing is not None:
         return existing
-    # Serialise enrolments per study so two concurrent ones cannot take the same stratum slot.
+    # Serialise enrolments per study so two concurrent ones cannot take the same stratum slot,
+    # and per learner so two studies cannot enrol the same learner at once.
     Study.objects.select_for_update().filter(pk=study.pk).first()
+    Learner.objects.select_for_update().filter(pk=learner.pk).first()
+    enrolled_at = enrolled_at or timezone.now()
     profile = LearnerProfile.objects.filter(learner=learner).first()
-    stratum = (profile.goal_category if profile else "") or UNKNOWN_STRATUM
-    index = Enrollment.objects.filter(study=study, stratum=stratum).count()
-    arm = arm_for_slot(study=study, stratum=stratum, index=index)
-    enrollment = Enrollment.objects.create(
-        study=study, learner=learner, arm=arm, stratum=stratum, stratum_index=index,
-        enrolled_at=enrolled_at or timezone.now(),
-        date_shift_days=date_shift_for(study=study, research_id=str(learner.research_id)),
+    candidate = Enrollment(
+        study=study, learner=learner, enrolled_at=enrolled_at, timezone=learner.timezone or "UTC",
+        **_baseline_from_profile(profile),
     )
-    Learner.objects.filter(pk=learner.pk).update(study_arm=arm)
-    learner.study_arm = arm
-    return enrollment
+    start, end = _enrollment_interval(candidate)
+    if end <= start:
+        raise ResearchError("study_ended", f"study {study.name!r} has ended; nobody can be enrolled in it", "study")
+    for other in Enrollment.objects.filter(learner=learner).exclude(study=study).select_related("study"):
+        other_start, other_end = _enrollment_interval(other)
+        if other_start < end and start < other_end:
+            raise ResearchError(
+                "enrolment_conflict",
+                f"learner is enrolled in study {other.study.name!r} (arm {other.arm}) until "
+                f"{other_end:%Y-%m-%d}; withdraw them from it or wait until it ends before enrolling "
+                f"them in {study.name!r}",
+                "learner",
+            )
+    candidate.stratum = candidate.baseline_goal_category or UNKNOWN_STRATUM
+    candidate.stratum_index = Enrollment.objects.filter(study=study, stratum=candidate.stratum).count()
+    candidate.arm = arm_for_slot(study=study, stratum=candidate.stratum, index=candidate.stratum_index)
+    candidate.save()
+    Learner.objects.filter(pk=learner.pk).update(study_arm=candidate.arm)
+    learner.study_arm = candidate.arm
+    return candidate
+
+
+def learner_treatment_follows_enrollment(sender: type, instance: Learner, update_fields=None, **kwargs) -> None:
+    """pre_save receiver on coaching.Learner (connected in apps.py). While a learner is enrolled,
+    `study_arm` (what the engine reads to choose coach or tracker treatment) is the arm of the
+    active enrolment: an edit through the admin or the API cannot make the delivered treatment
+    drift from the exported arm. Outside a study the field is left as set."""
+    if instance.pk is None or (update_fields is not None and "study_arm" not in update_fields):
+        return
+    from coaching.research.selectors import active_enrollment_for_learner
+
+    enrollment = active_enrollment_for_learner(instance.pk)
+    if enrollment is not None and instance.study_arm != enrollment.arm:
+        logger.warning("learner %s: study_arm %r kept at %r, the arm of their enrolment in study %s",
+                       instance.pk, instance.study_arm, enrollment.arm, enrollment.study_id)
+        instance.study_arm = enrollment.arm
 
 
 @transaction.atomic
@@ -423,7 +490,7 @@ def reminder_deliver(*, delivery_id: int) -> str:
 def export_log_start(*, study: Study, user: AbstractBaseUser | None, via: str, fmt: str) -> ExportLog:
     return ExportLog.objects.create(
         study=study, user=user if (user is not None and user.is_authenticated) else None, via=via, format=fmt,
-        schema_version=conf.EXPORT_SCHEMA_VERSION,
+        schema_version=str(conf.EXPORT_SCHEMA_VERSION),
     )
 
 

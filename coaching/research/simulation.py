@@ -45,7 +45,6 @@ class SimLearner:
     arm: str = ""
     withdrawn_at: dt.datetime | None = None
     enrolled_at: dt.datetime | None = None
-    date_shift_days: int = 0
     goal_category: str = ""
     weekly_hours: float = 0.0
     best_time: str = ""
@@ -58,7 +57,8 @@ class SimData:
     # (learner_id, planned_start, duration_minutes, status, completed_at)
     sessions: list[tuple[int, dt.datetime, int, str, dt.datetime | None]] = field(default_factory=list)
     messages: list[tuple[int, dt.datetime, str]] = field(default_factory=list)  # learner_id, created_at, text
-    checkins: list[tuple[int, dt.datetime]] = field(default_factory=list)
+    # learner_id, created_at, planned_start of the session it reports on
+    checkins: list[tuple[int, dt.datetime, dt.datetime]] = field(default_factory=list)
 
 
 @contextmanager
@@ -113,7 +113,7 @@ def simulate(*, study: Study, n_learners: int, seed: int, use_enrollment_service
         for learner, sim in zip(learners, data.learners, strict=True):
             e = services.enrollment_create(study=study, learner=learner,
                                            enrolled_at=_local(sim.tz, monday, 8, 0))
-            sim.arm, sim.enrolled_at, sim.date_shift_days = e.arm, e.enrolled_at, e.date_shift_days
+            sim.arm, sim.enrolled_at = e.arm, e.enrolled_at
     else:  # bulk path for large benchmarks: same allocation rule, no per-learner queries
         per_stratum: dict[str, int] = {}
         rows = []
@@ -122,10 +122,10 @@ def simulate(*, study: Study, n_learners: int, seed: int, use_enrollment_service
             per_stratum[sim.goal_category] = index + 1
             sim.arm = services.arm_for_slot(study=study, stratum=sim.goal_category, index=index)
             sim.enrolled_at = _local(sim.tz, monday, 8, 0)
-            sim.date_shift_days = services.date_shift_for(study=study, research_id=sim.research_id)
             rows.append(Enrollment(study=study, learner=learner, arm=sim.arm, stratum=sim.goal_category,
-                                   stratum_index=index, enrolled_at=sim.enrolled_at,
-                                   date_shift_days=sim.date_shift_days))
+                                   stratum_index=index, enrolled_at=sim.enrolled_at, timezone=sim.tz,
+                                   baseline_goal_category=sim.goal_category, baseline_weekly_hours=sim.weekly_hours,
+                                   baseline_best_time=sim.best_time, baseline_confidence=sim.confidence))
         Enrollment.objects.bulk_create(rows, batch_size=2000)
 
     withdrawals = []
@@ -188,5 +188,5 @@ def simulate(*, study: Study, n_learners: int, seed: int, use_enrollment_service
                     outcome=created_sessions[i].status)
             for lid, i, when in checkin_rows
         ], batch_size=5000)
-    data.checkins = [(lid, when) for lid, _, when in checkin_rows]
+    data.checkins = [(lid, when, pending_sessions[i][1].planned_start) for lid, i, when in checkin_rows]
     return data

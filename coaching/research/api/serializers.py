@@ -5,6 +5,7 @@ from rest_framework import serializers
 
 class ExportQuerySerializer(serializers.Serializer):
     format = serializers.ChoiceField(choices=["csv", "parquet"], default="csv")
+    complete_weeks_only = serializers.BooleanField(default=False)
 
 
 class CalendarImportSerializer(serializers.Serializer):

@@ -56,19 +56,22 @@ def export_filename(study: Study, exported_at: dt.datetime, ext: str) -> str:
     return f"bloom-adherence-study{study.pk}-{exported_at:%Y%m%dT%H%M%SZ}.{ext}"
 
 
-def export_response(*, request: HttpRequest, study: Study, fmt: str, via: str) -> HttpResponse:
+def export_response(*, request: HttpRequest, study: Study, fmt: str, via: str,
+                    complete_weeks_only: bool = False) -> HttpResponse:
     """Shared by the API and the admin action. CSV is streamed; Parquet needs its footer written
     last, so it goes to a temporary file (row groups keep memory bounded) and is then streamed."""
     exported_at = timezone.now().replace(microsecond=0)
     log = services.export_log_start(study=study, user=request.user, via=via, fmt=fmt)
     if fmt == "parquet":
         spool = tempfile.TemporaryFile()  # noqa: SIM115 (closed by FileResponse)
-        count = write_parquet(export_records(study=study, exported_at=exported_at), spool)
+        count = write_parquet(
+            export_records(study=study, exported_at=exported_at, complete_weeks_only=complete_weeks_only), spool)
         services.export_log_finish(log_id=log.pk, row_count=count)
         spool.seek(0)
         return FileResponse(spool, as_attachment=True, filename=export_filename(study, exported_at, "parquet"),
                             content_type="application/vnd.apache.parquet")
-    chunks = logged_csv_stream(study=study, log_id=log.pk, exported_at=exported_at)
+    chunks = logged_csv_stream(study=study, log_id=log.pk, exported_at=exported_at,
+                               complete_weeks_only=complete_weeks_only)
     body = as_async_iterator(chunks) if isinstance(request, ASGIRequest) else chunks
     response = StreamingHttpResponse(body, content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{export_filename(study, exported_at, "csv")}"'
@@ -93,7 +96,8 @@ class StudyExportView(ErrorShapeMixin, APIView):
         study = Study.objects.filter(pk=pk).first()
         if study is None:
             return error_response("not_found", "no such study", status_code=404)
-        return export_response(request=request._request, study=study, fmt=fmt, via="api")
+        return export_response(request=request._request, study=study, fmt=fmt, via="api",
+                               complete_weeks_only=query.validated_data["complete_weeks_only"])
 
 
 class CodebookView(ErrorShapeMixin, APIView):
@@ -103,7 +107,12 @@ class CodebookView(ErrorShapeMixin, APIView):
         return super().perform_content_negotiation(request, force=True)
 
     def get(self, request):
-        return HttpResponse(codebook_markdown(), content_type="text/markdown; charset=utf-8")
+        """`?study=<id>` adds that study's statement on date shifting."""
+        key = request.query_params.get("study", "")
+        study = Study.objects.filter(pk=int(key)).first() if key.isdigit() else None
+        if key and study is None:
+            return error_response("not_found", "no such study", field="study", status_code=404)
+        return HttpResponse(codebook_markdown(study), content_type="text/markdown; charset=utf-8")
 
 
 @require_GET

@@ -8,7 +8,7 @@ import pytest
 
 from coaching.research import services
 from coaching.research.export import csv_chunks, export_records
-from coaching.research.selectors import adherence_rows
+from coaching.research.selectors import ADHERENCE_COLUMNS, adherence_rows
 from coaching.research.tests import factories as f
 
 pytestmark = pytest.mark.django_db
@@ -16,11 +16,11 @@ AS_OF = dt.datetime(2027, 1, 1, tzinfo=dt.UTC)
 
 
 def _by_week(study, learner_id):
-    cols = ["learner_id", "research_id", "arm", "study_week", "shift", "planned", "completed", "pmin", "cmin",
-            "ratio", "adherent", "checkins", "active_days", "last_active_week"]
+    short = {"planned_sessions": "planned", "completed_sessions": "completed", "planned_minutes": "pmin",
+             "completed_minutes": "cmin", "adherence_ratio": "ratio"}
     out = {}
     for row in adherence_rows(study=study, as_of=AS_OF):
-        rec = dict(zip(cols, row[: len(cols)], strict=True))
+        rec = {short.get(name, name): value for name, value in zip(ADHERENCE_COLUMNS, row, strict=True)}
         if rec["learner_id"] == learner_id:
             out[rec["study_week"]] = rec
     return out
@@ -63,7 +63,7 @@ def test_sunday_2330_local_stays_in_its_week_across_dst(tz, study_start, sunday)
     assert weeks[sunday_week + 1]["planned"] == 1
     assert weeks[sunday_week + 1]["completed"] == 0
     assert weeks[sunday_week + 1]["pmin"] == 45
-    # Active day: the completion ended Sunday 23:50 local, so the activity is in the Sunday's week.
+    # Active day: the session's own local date (Sunday), so the activity is in the Sunday's week.
     assert weeks[sunday_week]["active_days"] == 1
     assert weeks[sunday_week + 1]["active_days"] == 0
     assert weeks[sunday_week + 1]["last_active_week"] == sunday_week
@@ -83,7 +83,7 @@ def test_na_ratio_when_nothing_planned():
     lines = "".join(csv_chunks(records)).splitlines()
     header = lines[0].split(",")
     week2 = dict(zip(header, lines[2].split(","), strict=True))
-    assert week2["adherence_ratio"] == "NA" and week2["adherent"] == "NA"
+    assert week2["adherence_ratio"] == "" and week2["adherent"] == ""  # one convention: empty = missing
     assert week2["planned_sessions"] == "0"
 
 
@@ -108,7 +108,7 @@ def test_rows_stop_at_withdrawal_and_as_of():
     services.enrollment_withdraw(enrollment=ea, at=f.local("UTC", 2026, 3, 18))  # week 3
     weeks = {}
     for row in adherence_rows(study=study, as_of=f.local("UTC", 2026, 3, 31)):  # week 5
-        weeks.setdefault(row[0], []).append(row[3])
+        weeks.setdefault(row[0], []).append(row[ADHERENCE_COLUMNS.index("study_week")])
     assert weeks[a.id] == [1, 2, 3]
     assert weeks[b.id] == [2, 3, 4, 5]
 

@@ -59,8 +59,14 @@ def test_dashboard_renders_svg_chart_and_counts(client, study):
     assert "<svg" in html and "<polyline" in html and "cdn" not in html.lower()
     assert response.context["totals"] == {"enrolled": 12, "withdrawn": withdrawn, "active": 12 - withdrawn}
     weekly = response.context["weekly"]
-    assert {row["arm"] for row in weekly} == {"coach", "tracker"}
-    assert {row["study_week"] for row in weekly} == {1, 2, 3, 4}
+    assert {row.arm for row in weekly} == {"coach", "tracker"}
+    assert {row.study_week for row in weekly} == {1, 2, 3, 4}
+    # Both summaries per arm, and the all-weeks row is the sum of the weekly ones.
+    totals = {row.arm: row for row in response.context["arm_totals"]}
+    for arm, total in totals.items():
+        assert total.planned_sessions == sum(r.planned_sessions for r in weekly if r.arm == arm)
+        assert total.pooled_ratio == total.completed_sessions / total.planned_sessions
+    assert "pooled ratio" in html and "mean of ratios" in html
     assert study.secret not in html
     changelist = client.get(reverse("admin:research_study_changelist")).content.decode()
     assert study.secret not in changelist

@@ -31,53 +31,72 @@ def export_csv(study) -> list[dict[str, str]]:
 
 
 def expected_rows(study, data) -> dict[tuple[str, int], dict]:
-    """Independent computation: only the simulation's own Python rows and zoneinfo."""
+    """Independent computation: only the simulation's own Python rows and zoneinfo, by the
+    codebook's definitions (enrolment window, due sessions, activity on the session's date)."""
     study_monday = START - dt.timedelta(days=START.weekday())
+    grace = dt.timedelta(minutes=120)
+
+    def local_day(moment: dt.datetime, tz: str) -> dt.date:
+        return moment.astimezone(ZoneInfo(tz)).date()
 
     def week_of(moment: dt.datetime, tz: str) -> int:
-        local_day = moment.astimezone(ZoneInfo(tz)).date()
-        return ((local_day - dt.timedelta(days=local_day.weekday())) - study_monday).days // 7 + 1
+        day = local_day(moment, tz)
+        return ((day - dt.timedelta(days=day.weekday())) - study_monday).days // 7 + 1
 
     learners = {s.learner_id: s for s in data.learners}
-    planned = defaultdict(int)
-    completed = defaultdict(int)
-    planned_min = defaultdict(int)
-    completed_min = defaultdict(int)
+
+    def enrolled(lid: int, moment: dt.datetime) -> bool:
+        s = learners[lid]
+        return s.enrolled_at <= moment and (s.withdrawn_at is None or moment < s.withdrawn_at)
+
+    counts = defaultdict(lambda: defaultdict(int))
     days = defaultdict(set)
-    checkins = defaultdict(int)
-    for lid, start, minutes, status, completed_at in data.sessions:
-        key = (lid, week_of(start, learners[lid].tz))
-        planned[key] += 1
-        planned_min[key] += minutes
+    for lid, start, minutes, status, _completed_at in data.sessions:
+        if not enrolled(lid, start):
+            continue
+        tz = learners[lid].tz
+        key = (lid, week_of(start, tz))
+        if start + dt.timedelta(minutes=minutes) + grace > EXPORTED_AT:
+            counts[key]["pending"] += 1
+            continue
+        counts[key]["planned"] += 1
+        counts[key]["pmin"] += minutes
+        counts[key][status if status in ("completed", "skipped") else "missed"] += 1
         if status == "completed":
-            completed[key] += 1
-            completed_min[key] += minutes
-            local = completed_at.astimezone(ZoneInfo(learners[lid].tz)).date()
-            days[(lid, week_of(completed_at, learners[lid].tz))].add(local)
+            counts[key]["cmin"] += minutes
+            days[key].add(local_day(start, tz))  # the session's own day, not the report's
     for lid, when, _ in data.messages:
-        days[(lid, week_of(when, learners[lid].tz))].add(when.astimezone(ZoneInfo(learners[lid].tz)).date())
-    for lid, when in data.checkins:
-        checkins[(lid, week_of(when, learners[lid].tz))] += 1
+        if enrolled(lid, when):
+            days[(lid, week_of(when, learners[lid].tz))].add(local_day(when, learners[lid].tz))
+    for lid, _when, session_start in data.checkins:
+        if enrolled(lid, session_start):  # every simulated check-in is about a (due) session
+            counts[(lid, week_of(session_start, learners[lid].tz))]["checkins"] += 1
 
     out = {}
     for s in data.learners:
-        pid = hmac.new(study.secret.encode(), s.research_id.encode(), hashlib.sha256).hexdigest()[:16]
+        message = f"participant:{study.pk}:{s.research_id}".encode()
+        pid = "p" + hmac.new(study.secret.encode(), message, hashlib.sha256).hexdigest()[:16]
         first = max(1, week_of(s.enrolled_at, s.tz))
-        last = min(WEEKS, week_of(s.withdrawn_at, s.tz)) if s.withdrawn_at else WEEKS
+        withdrawn_week = week_of(s.withdrawn_at, s.tz) if s.withdrawn_at else None
+        last = min(WEEKS, withdrawn_week or WEEKS)
         last_active = None
         for week in range(first, last + 1):
             key = (s.learner_id, week)
-            p, c = planned[key], completed[key]
+            c = counts[key]
+            p, done = c["planned"], c["completed"]
             if days[key]:
                 last_active = week
             out[(pid, week)] = {
-                "arm": s.arm,
+                "arm": s.arm, "stratum": s.goal_category, "timezone": s.tz, "enrolled_week": first,
+                "withdrawn": withdrawn_week is not None, "withdrawn_week": withdrawn_week,
                 "week_start": (study_monday + dt.timedelta(days=7 * (week - 1))).isoformat(),
-                "planned_sessions": p, "completed_sessions": c,
-                "planned_minutes": planned_min[key], "completed_minutes": completed_min[key],
-                "adherence_ratio": None if p == 0 else c / p,
-                "adherent": None if p == 0 else int(c / p >= 0.8),
-                "checkins": checkins[key], "active_days": len(days[key]), "last_active_week": last_active,
+                "week_complete": c["pending"] == 0,
+                "planned_sessions": p, "completed_sessions": done, "skipped_sessions": c["skipped"],
+                "missed_sessions": c["missed"], "pending_sessions": c["pending"],
+                "planned_minutes": c["pmin"], "completed_minutes": c["cmin"],
+                "adherence_ratio": None if p == 0 else done / p,
+                "adherent": None if p == 0 else done / p >= 0.8,
+                "checkins": c["checkins"], "active_days": len(days[key]), "last_active_week": last_active,
                 "goal_category": s.goal_category, "best_time": s.best_time, "confidence": s.confidence,
                 "weekly_hours": s.weekly_hours,
             }
@@ -85,7 +104,7 @@ def expected_rows(study, data) -> dict[tuple[str, int], dict]:
 
 
 def _na(value: str):
-    return None if value == "NA" else value
+    return None if value == "" else value
 
 
 @pytest.fixture
@@ -108,7 +127,7 @@ def test_export_matches_independent_computation(simulated):
     assert set(arms) == {"coach", "tracker"} and abs(arms["coach"] - arms["tracker"]) <= 8
     # Drop-outs and NA weeks both occur, so those paths are exercised.
     assert any(s.withdrawn_at for s in data.learners)
-    assert any(r["adherence_ratio"] == "NA" for r in rows)
+    assert any(r["adherence_ratio"] == "" for r in rows)
 
     # Row-level equality.
     got = {(r["participant_id"], int(r["study_week"])): r for r in rows}
@@ -116,22 +135,26 @@ def test_export_matches_independent_computation(simulated):
     assert got.keys() == expected.keys()
     for key, exp in expected.items():
         r = got[key]
-        assert r["arm"] == exp["arm"]
         assert r["cohort"] == "2026-spring"
-        assert r["week_start"] == exp["week_start"]
-        for col in ("planned_sessions", "completed_sessions", "planned_minutes", "completed_minutes",
-                    "checkins", "active_days", "confidence"):
+        for col in ("arm", "stratum", "timezone", "week_start"):
+            assert r[col] == exp[col], (key, col)
+        for col in ("enrolled_week", "planned_sessions", "completed_sessions", "skipped_sessions", "missed_sessions",
+                    "pending_sessions", "planned_minutes", "completed_minutes", "checkins", "active_days",
+                    "confidence"):
             assert int(r[col]) == exp[col], (key, col)
+        for col in ("withdrawn", "week_complete"):
+            assert r[col] == ("true" if exp[col] else "false"), (key, col)
+        assert _na(r["withdrawn_week"]) == (None if exp["withdrawn_week"] is None else str(exp["withdrawn_week"]))
         ratio = _na(r["adherence_ratio"])
         assert (None if ratio is None else float(ratio)) == (
             None if exp["adherence_ratio"] is None else round(exp["adherence_ratio"], 4)), key
         adherent = _na(r["adherent"])
-        assert (None if adherent is None else int(adherent)) == exp["adherent"], key
+        assert (None if adherent is None else adherent == "true") == exp["adherent"], key
         last = _na(r["last_active_week"])
         assert (None if last is None else int(last)) == exp["last_active_week"], key
         assert (r["goal_category"], r["best_time"]) == (exp["goal_category"], exp["best_time"])
         assert float(r["weekly_hours"]) == exp["weekly_hours"]
-        assert r["schema_version"] and r["exported_at"] == "2026-07-01T12:00:00+00:00"
+        assert r["schema_version"] == "2" and r["exported_at"] == "2026-07-01T12:00:00Z"
 
     # Per-arm weekly means (what an analyst computes first).
     def weekly_means(source, ratio_of):
@@ -145,7 +168,7 @@ def test_export_matches_independent_computation(simulated):
         return ({k: mean(v) for k, v in buckets.items()}, {k: mean(v) for k, v in minutes.items()})
 
     exp_rows = [{**v, "study_week": k[1]} for k, v in expected.items()]
-    got_ratio, got_minutes = weekly_means(rows, lambda r: None if r["adherence_ratio"] == "NA"
+    got_ratio, got_minutes = weekly_means(rows, lambda r: None if r["adherence_ratio"] == ""
                                           else float(r["adherence_ratio"]))
     exp_ratio, exp_minutes = weekly_means(exp_rows, lambda r: r["adherence_ratio"])
     assert got_ratio.keys() == exp_ratio.keys()
@@ -166,7 +189,7 @@ def test_pseudonymous_ids_stable_and_secret_dependent(simulated):
     second = [r["participant_id"] for r in export_csv(study)]
     assert first == second
     assert len(set(first)) == len(data.learners)
-    assert all(len(p) == 16 and int(p, 16) >= 0 for p in first)
+    assert all(len(p) == 17 and p[0] == "p" and int(p[1:], 16) >= 0 for p in first)
     study.secret = "another-secret-entirely"
     third = [r["participant_id"] for r in export_csv(study)]
     assert len(third) == len(first)

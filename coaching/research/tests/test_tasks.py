@@ -44,7 +44,7 @@ def test_sessions_mark_missed_after_duration_plus_grace_only():
 def _enrolled(tz: str, best_time: str):
     study = services.study_create(name=f"rem-{tz}-{best_time}", start_date=dt.date(2026, 3, 2))
     learner = f.learner(f.client(), tz=tz, best_time=best_time)
-    services.enrollment_create(study=study, learner=learner)
+    services.enrollment_create(study=study, learner=learner, enrolled_at=f.local(tz, 2026, 3, 2, 9))
     return learner
 
 
