@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 
 from coaching.research import services
-from coaching.research.export import csv_chunks, export_records
+from coaching.research.export import csv_chunks, export_records, pseudonymous_id
 from coaching.research.selectors import ADHERENCE_COLUMNS, adherence_rows
 from coaching.research.tests import factories as f
 
@@ -122,3 +122,61 @@ def test_embedded_smoke_dst_week_and_na():
     assert (weeks[2]["planned"], weeks[2]["completed"], weeks[3]["planned"]) == (1, 1, 1)
     assert weeks[1]["planned"] == 0 and weeks[1]["ratio"] is None
     assert weeks[2]["adherent"] == 1
+
+
+def test_future_and_in_grace_sessions_are_pending_not_missed():
+    """Point 2. Before: exported on a Tuesday, a session planned for that Friday made the week
+    `planned 1, completed 0, ratio 0.0, adherent 0`. Now a session counts only once it is due
+    (planned start + duration + grace); until then it is pending and the week is not complete."""
+    study = services.study_create(name="future", start_date=dt.date(2026, 3, 2), duration_weeks=4)
+    api_client = f.client()
+    only_friday, mixed = f.learner(api_client), f.learner(api_client)
+    for learner in (only_friday, mixed):
+        services.enrollment_create(study=study, learner=learner, enrolled_at=f.local("UTC", 2026, 3, 2, 7))
+    f.session(only_friday, f.local("UTC", 2026, 3, 13, 18))  # Friday of week 2
+    f.session(mixed, f.local("UTC", 2026, 3, 4, 9), status="completed")  # week 1
+    f.session(mixed, f.local("UTC", 2026, 3, 9, 9), status="completed")  # Monday of week 2
+    f.session(mixed, f.local("UTC", 2026, 3, 10, 8), minutes=30)  # ended 08:30, grace until 10:30
+    f.session(mixed, f.local("UTC", 2026, 3, 13, 18))
+    tuesday = f.local("UTC", 2026, 3, 10, 10)
+
+    def rows(learner, as_of, **kw):
+        pid = pseudonymous_id(study=study, research_id=learner.research_id)
+        return [r for r in export_records(study=study, exported_at=as_of, **kw) if r["participant_id"] == pid]
+
+    week2 = rows(only_friday, tuesday)[1]
+    assert (week2["planned_sessions"], week2["pending_sessions"], week2["adherence_ratio"], week2["adherent"]) == (
+        0, 1, None, None)
+    assert week2["week_complete"] is False
+    week1, week2 = rows(mixed, tuesday)
+    assert week1["week_complete"] is True and (week1["planned_sessions"], week1["completed_sessions"]) == (1, 1)
+    assert (week2["planned_sessions"], week2["completed_sessions"], week2["pending_sessions"]) == (1, 1, 2)
+    assert week2["adherence_ratio"] == 1.0 and week2["week_complete"] is False
+    # Once the grace window is over, the unreported session is a miss (before any task marks it).
+    week2 = rows(mixed, f.local("UTC", 2026, 3, 10, 10, 31))[1]
+    assert (week2["planned_sessions"], week2["missed_sessions"], week2["pending_sessions"]) == (2, 1, 1)
+    # The option leaves the incomplete week out altogether.
+    assert [r["study_week"] for r in rows(mixed, tuesday, complete_weeks_only=True)] == [1]
+    # After the week (and the Friday session's grace) is over, it is complete.
+    week2 = rows(mixed, f.local("UTC", 2026, 3, 16, 1))[1]
+    assert week2["week_complete"] is True and week2["pending_sessions"] == 0 and week2["planned_sessions"] == 3
+
+
+def test_a_report_after_midnight_counts_for_the_sessions_day(clock):
+    """Point 7. Before: a session done on Sunday and reported at 00:40 on Monday gave the Sunday
+    week `completed 1, checkins 0, active_days 0` (the check-in and active day went to Monday's
+    week). Now activity belongs to the session's own local date."""
+    from coaching import services as coaching_services
+
+    tz = "Europe/Berlin"
+    study = services.study_create(name="midnight", start_date=dt.date(2026, 3, 2), duration_weeks=3)
+    learner = f.learner(f.client(), tz=tz)
+    services.enrollment_create(study=study, learner=learner, enrolled_at=f.local(tz, 2026, 3, 2, 9))
+    clock.set(f.local(tz, 2026, 3, 7, 12))
+    session = coaching_services.session_schedule(learner=learner, start=f.local(tz, 2026, 3, 8, 21), duration_minutes=60)
+    clock.set(f.local(tz, 2026, 3, 9, 0, 40))  # Monday 00:40: the next study week
+    coaching_services.checkin_log(learner=learner, outcome="completed", session=session)
+    records = list(export_records(study=study, exported_at=AS_OF))
+    sunday_week, monday_week = records[0], records[1]
+    assert (sunday_week["completed_sessions"], sunday_week["checkins"], sunday_week["active_days"]) == (1, 1, 1)
+    assert (monday_week["checkins"], monday_week["active_days"], monday_week["last_active_week"]) == (0, 0, 1)
