@@ -173,7 +173,8 @@ def test_a_report_after_midnight_counts_for_the_sessions_day(clock):
     learner = f.learner(f.client(), tz=tz)
     services.enrollment_create(study=study, learner=learner, enrolled_at=f.local(tz, 2026, 3, 2, 9))
     clock.set(f.local(tz, 2026, 3, 7, 12))
-    session = coaching_services.session_schedule(learner=learner, start=f.local(tz, 2026, 3, 8, 21), duration_minutes=60)
+    session = coaching_services.session_schedule(learner=learner, start=f.local(tz, 2026, 3, 8, 21),
+                                                 duration_minutes=60)
     clock.set(f.local(tz, 2026, 3, 9, 0, 40))  # Monday 00:40: the next study week
     coaching_services.checkin_log(learner=learner, outcome="completed", session=session)
     records = list(export_records(study=study, exported_at=AS_OF))
