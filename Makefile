@@ -1,4 +1,4 @@
-# Bloom: `make run` (embedded default, no servers) and `make test` (PostgreSQL + pgvector + Redis).
+# Bloom: `make run` (embedded default: SQLite, filesystem broker, the model server as a process of its own) and `make test` (PostgreSQL + pgvector + Redis).
 SHELL := /bin/bash
 PYTHON ?= python3.11
 VENV := .venv
@@ -13,14 +13,20 @@ export HF_HUB_OFFLINE := 1
 
 .PHONY: install models services migrate seed run test test-postgres test-embedded bench lint fmt clean
 
-$(VENV)/.installed: requirements.txt requirements-dev.txt
+$(VENV)/.installed: requirements.txt requirements-dev.txt scripts/install_llama_cpp.sh
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@$(PIP) install -q --upgrade pip
-	@# torch: the CPU build lies on disk for Python 3.11 (see shared/REFERENCE.md)
+	@# llama.cpp first, built with the project's CPU flags (docs/model-runtime.md), so that
+	@# nothing below lets pip build it with its native defaults.
+	VENV=$(VENV) scripts/install_llama_cpp.sh
+	@# torch: the CPU build lies on disk for Python 3.11 (docs/model-runtime.md)
 	$(PIP) install -q -r requirements-dev.txt
 	@touch $@
 
+# The llama.cpp check runs on every install: a venv carried to a machine with another CPU is
+# rebuilt for it (the build stamp names the flags, and the flags follow the CPU).
 install: $(VENV)/.installed
+	@VENV=$(VENV) scripts/install_llama_cpp.sh
 
 models: install
 	$(PY) manage.py bloom_models
@@ -44,7 +50,7 @@ run: install models migrate seed
 	@echo "    API docs    http://$(HOST):$(PORT)/api/docs/"
 	@echo "    health      http://$(HOST):$(PORT)/healthz"
 	@echo ""
-	HOST=$(HOST) PORT=$(PORT) $(VENV)/bin/honcho start -f Procfile
+	HOST=$(HOST) PORT=$(PORT) $(PY) scripts/supervise.py Procfile
 
 test: install services models lint test-postgres test-embedded
 

@@ -7,6 +7,39 @@ import pytest
 from django.conf import settings
 
 
+@pytest.fixture(scope="session", autouse=True)
+def embedded_model_server(tmp_path_factory):
+    """The default chat model is reached over HTTP (`openai:` provider), as under `make run`: one
+    real model server process (`manage.py model_server`) for the whole session, on a free port.
+    Subprocesses the tests start (web, workers) inherit its URL. Not started when the chat model
+    is not assembled (tests that need it skip) or when the suite is pointed at another server
+    (BLOOM_TEST_MODEL_SERVER=external keeps OPENAI_BASE_URL as given)."""
+    import os
+
+    from bloom.llm import assets
+    from bloom.tests.reliability import procs
+
+    if os.environ.get("BLOOM_TEST_MODEL_SERVER") == "external" or \
+            not assets.chat_model_path(assets.DEFAULT_CHAT_MODEL).is_file():
+        yield None
+        return
+    port = procs.free_port()
+    url = f"http://127.0.0.1:{port}/v1"
+    env = {**os.environ, "OPENAI_BASE_URL": url, "LOG_LEVEL": "WARNING", "HF_HUB_OFFLINE": "1"}
+    server = procs.model_server(env, port, tmp_path_factory.mktemp("model-server"))
+    previous = os.environ.get("OPENAI_BASE_URL"), settings.OPENAI_BASE_URL
+    os.environ["OPENAI_BASE_URL"] = settings.OPENAI_BASE_URL = url
+    try:
+        yield server
+    finally:
+        server.stop()
+        settings.OPENAI_BASE_URL = previous[1]
+        if previous[0] is None:
+            os.environ.pop("OPENAI_BASE_URL", None)
+        else:
+            os.environ["OPENAI_BASE_URL"] = previous[0]
+
+
 @pytest.fixture(scope="session")
 def celery_app_real():
     from bloom.celery import app

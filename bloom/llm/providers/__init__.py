@@ -24,12 +24,16 @@ def chat_provider(name: str) -> ChatProvider:
                 from bloom.llm.providers.ollama import OllamaChat
 
                 _chat[name] = OllamaChat()
+            elif name == "openai":
+                from bloom.llm.providers.openai_compat import OpenAICompatChat
+
+                _chat[name] = OpenAICompatChat()
             elif name == "fake":
                 from bloom.llm.providers.fake import ScriptedFakeChat
 
                 _chat[name] = ScriptedFakeChat()
             else:
-                raise ValueError(f"unknown chat provider {name!r} (expected llamacpp, ollama or fake)")
+                raise ValueError(f"unknown chat provider {name!r} (expected openai, llamacpp, ollama or fake)")
         return _chat[name]
 
 

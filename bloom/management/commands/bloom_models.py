@@ -35,6 +35,17 @@ class Command(BaseCommand):
         parser.add_argument("--force", action="store_true", help="Rebuild / retrain even if a verified copy exists.")
         parser.add_argument("--no-progress", action="store_true", help="No progress bars (logs, CI).")
 
+    def _smoke(self, names: list[str]) -> None:
+        """Generate a few tokens with the default chat model in a child process: a llama.cpp build
+        that crashes on this CPU stops `make run` / `make test` here, with one line naming the fix."""
+        from bloom.llm.smoke import smoke_generation
+
+        default = assets.DEFAULT_CHAT_MODEL if assets.DEFAULT_CHAT_MODEL in names else names[0]
+        result = smoke_generation(assets.chat_model_path(default))
+        if not result.ok:
+            raise CommandError(result.line)
+        self.stdout.write(f"smoke: {result.line}")
+
     def handle(self, *args, **options) -> None:
         started = time.monotonic()
         progress = not options["no_progress"]
@@ -54,6 +65,7 @@ class Command(BaseCommand):
                 self.stdout.write(
                     f"{name}: {result.status}: {result.detail} ({result.size} bytes, sha256 {result.sha256}) -> {dest}"
                 )
+            self._smoke(names)
         if options["only"] in (None, "entities"):
             from bloom.entity_training import build
 

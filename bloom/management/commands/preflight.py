@@ -10,6 +10,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from bloom.config import DEFAULT_MODEL_SERVER_URL
+
 # Which environment variable an operator changes to fix each part.
 PART_VARIABLES = {
     "database": "DATABASE_URL",
@@ -30,6 +32,27 @@ class Command(BaseCommand):
             help="Check only the database and the broker (models load slowly on small machines).",
         )
 
+    def _llm_part(self, part: dict) -> dict:
+        """The chat model must generate, proven in a child process (a crashing llama.cpp build kills
+        the process that runs it). For the embedded model server, which `make run` starts only after
+        preflight, a server that is not running yet is expected: the smoke generation stands in."""
+        from bloom.llm import assets
+        from bloom.llm.smoke import smoke_generation
+
+        spec = settings.BLOOM_LLM
+        local = spec.provider == "llamacpp" or (
+            spec.provider == "openai" and settings.OPENAI_BASE_URL == DEFAULT_MODEL_SERVER_URL
+            and spec.model in assets.CHAT_MODELS)
+        if not local:
+            return part
+        smoke = smoke_generation(assets.chat_model_path(spec.model))
+        if not smoke.ok:
+            return {"ok": False, "reason": smoke.line}
+        if not part["ok"] and spec.provider == "openai" and "unreachable" in part["reason"]:
+            return {"ok": True, "reason": f"{smoke.line}; the model server at {settings.OPENAI_BASE_URL} "
+                                          f"is not running yet (`make run` starts it)"}
+        return {"ok": part["ok"], "reason": f"{part['reason']}; {smoke.line}"}
+
     def handle(self, *args, **options) -> None:
         from bloom import health
 
@@ -42,6 +65,7 @@ class Command(BaseCommand):
             }
         else:
             parts = health.collect_health()
+            parts["llm"] = self._llm_part(parts["llm"])
         mode = "production" if not settings.EMBEDDED else "embedded"
         broker = settings.CELERY_BROKER_URL.split(":", 1)[0]
         self.stdout.write(f"bloom preflight ({mode}: {settings.DB_VENDOR}, broker {broker})")

@@ -229,6 +229,22 @@ def relay(env: dict, log_dir: Path, interval: float = 1.0) -> Proc:
                 env, log_dir).start()
 
 
+def model_server_ready(port: int) -> bool:
+    import httpx
+
+    return httpx.get(f"http://127.0.0.1:{port}/v1/models", timeout=2).status_code == 200
+
+
+def model_server(env: dict, port: int, log_dir: Path, name: str = "model") -> Proc:
+    """The embedded model server (`manage.py model_server`): real llama.cpp behind the OpenAI
+    protocol, as `make run` starts it."""
+    proc = Proc(name, [sys.executable, "manage.py", "model_server", "--port", str(port)], env, log_dir).start()
+    wait_until(lambda: model_server_ready(port) or not proc.alive, timeout=120, what="the model server")
+    if not proc.alive:
+        raise RuntimeError(f"model server exited:\n{proc.tail()}")
+    return proc
+
+
 def stop_all(*procs) -> None:
     for proc in procs:
         if proc is None:
