@@ -38,7 +38,8 @@ TYPES: dict[str, dict[str, str]] = {
     "float": {"csv": "decimal with a point, e.g. 0.75", "arrow": "double", "pandas": "Float64"},
     "boolean": {"csv": "true / false", "arrow": "bool", "pandas": "boolean"},
     "date": {"csv": "YYYY-MM-DD", "arrow": "date32[day]", "pandas": "datetime64 (parse_dates)"},
-    "datetime": {"csv": "YYYY-MM-DDTHH:MM:SSZ (UTC)", "arrow": "timestamp[s, tz=UTC]",
+    # Parquet has no second unit: milliseconds is what a reader gets back from the file.
+    "datetime": {"csv": "YYYY-MM-DDTHH:MM:SSZ (UTC)", "arrow": "timestamp[ms, tz=UTC]",
                  "pandas": "datetime64[UTC] (parse_dates)"},
 }
 
@@ -246,7 +247,7 @@ def arrow_type(kind: str):
     import pyarrow as pa
 
     return {"string": pa.string(), "integer": pa.int64(), "float": pa.float64(), "boolean": pa.bool_(),
-            "date": pa.date32(), "datetime": pa.timestamp("s", tz="UTC")}[kind]
+            "date": pa.date32(), "datetime": pa.timestamp("ms", tz="UTC")}[kind]
 
 
 def arrow_schema():
@@ -302,8 +303,8 @@ def reading_instructions() -> list[str]:
         f"({', '.join(sorted(set(pandas_dtypes.values())))}) keep a missing integer or boolean from turning "
         "the column into float or object.",
         "pyarrow: `pyarrow.csv.read_csv(path, convert_options=pyarrow.csv.ConvertOptions("
-        "strings_can_be_null=True))` infers every column as the Arrow type below; `pyarrow.parquet.read_table` "
-        "gives exactly the schema below.",
+        "strings_can_be_null=True))` infers every column as the Arrow type below (timestamps in seconds); "
+        "`pyarrow.parquet.read_table` gives exactly the schema below.",
         "R: `readr::read_csv(path, na = \"\")`, or `arrow::read_parquet(path)`.",
     ]
 
