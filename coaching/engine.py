@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from decimal import Decimal
 
 from django.conf import settings
 from django.db import transaction
@@ -30,6 +31,13 @@ from bloom.llm import LLMInvalidOutput, call_context, chat, new_trace_id
 from bloom.llm.types import LLMError
 from bloom.outbox.services import outbox_enqueue
 from coaching import guard, onboarding, prompts
+from coaching.dialogue import (
+    coach_replies,
+    onboarding_rejections_in_row,
+    sessions_missed,
+    sessions_reportable,
+)
+from coaching.intent import REPORT, parse_intent, pick_choice
 from coaching.models import Learner, Message, MessageStatus, OnboardingStep, Role, StudyArm, Turn
 from coaching.router import CHECKIN, COACH, ONBOARDING, PLANNER, REFLECTION, RouteState, route
 from coaching.selectors import (
@@ -37,9 +45,18 @@ from coaching.selectors import (
     last_coach_turn,
     profile_get,
     session_due_for_checkin,
-    session_for_report,
 )
-from coaching.services import context_for, message_mark_unanswered, plan_options, profile_apply_onboarding
+from coaching.services import (
+    checkin_undo,
+    context_for,
+    learner_tz,
+    message_mark_unanswered,
+    plan_options,
+    profile_apply_onboarding,
+    profile_restore,
+    reschedule_options,
+    session_unschedule,
+)
 from coaching.tools import READ_TOOLS, SPECS, ToolBox
 
 logger = logging.getLogger(__name__)
@@ -86,6 +103,8 @@ class _Run:
     iteration: int = 0
     outcome: str = "ok"
     offered_options: list = field(default_factory=list)
+    # First paragraph (the model's words) of the coach's earlier replies, newest first: loop guard.
+    previous_replies: list[str] = field(default_factory=list)
     model: str | None = None  # "provider:model" override (evaluation model-swap runs); None = settings
     prompt_version: str | None = None  # label of a non-default prompt (evaluation), stored on the Turn
     t0: float = field(default_factory=time.perf_counter)
@@ -186,9 +205,11 @@ def _json(value) -> str:
 
 # --- guard ----------------------------------------------------------------------------------------
 def _guarded(run: _Run, text: str, *, messages: list[dict], system: str, toolbox: ToolBox,
-             goal_category: str, fallback: str, allow_regenerate: bool = True) -> str:
-    """Apply the output guard. Leak / false claim / goal drift → regenerate once (non-streamed)
-    with a corrective note; still bad → safe fallback (false claims: drop the sentence). Each
+             goal_category: str, fallback: str, allow_regenerate: bool = True, learner_text: str = "",
+             goal: str = "") -> str:
+    """Apply the output guard. Leak / false claim / goal drift / third person / parrot / refusal /
+    loop → regenerate once (non-streamed) with a corrective note; still bad → the templated
+    fallback, which is second person and about the goal (false claims: drop the sentence). Each
     finding is recorded."""
     start = time.perf_counter()
     try:
@@ -200,7 +221,8 @@ def _guarded(run: _Run, text: str, *, messages: list[dict], system: str, toolbox
             if cut:
                 run.guard_event("too_long", f"over {guard.MAX_REPLY_CHARS} chars", "cut at sentence boundary")
             findings = (guard.find_leaks(text, system) + guard.find_false_claims(text, toolbox.done)
-                        + guard.find_drift(text, goal_category))
+                        + guard.find_drift(text, goal_category)
+                        + guard.find_voice(text, learner_text or run.message.content, run.previous_replies))
             if not text.strip():
                 findings.append(guard.Finding("empty", "empty reply"))
             if not findings:
@@ -208,9 +230,7 @@ def _guarded(run: _Run, text: str, *, messages: list[dict], system: str, toolbox
             detail = "; ".join(f"{f.kind}:{f.detail}" for f in findings)
             if attempt == 0 and allow_regenerate:
                 run.guard_event(findings[0].kind, detail, "regenerate")
-                note = ("Your previous reply was rejected (" + ", ".join(sorted({f.kind for f in findings})) + "). "
-                        "Reply again in plain text, at most 3 short sentences, only about the learner's goal, "
-                        "and do not claim any action that the ACTIONS line does not list.")
+                note = prompts.regenerate_note(sorted({f.kind for f in findings}))
                 g_start = time.perf_counter()
                 try:
                     text = _model_text(run, [*messages, {"role": "system", "content": note}],
@@ -257,31 +277,12 @@ def _actions_line(toolbox: ToolBox) -> str:
     return "ACTIONS done this turn: " + "; ".join(parts) + "."
 
 
-_OPTION_PICK = [(r"\boption\s*([abc])\b", None), (r"^\s*([abc])\s*[.!]?\s*$", None),
-                (r"\b(first)\b", "A"), (r"\b(second)\b", "B"), (r"\b(third)\b", "C")]
-
-
 def resolve_option(text: str, options: list[dict]) -> dict | None:
-    """Which offered option the learner picked. "yes"/"ok" picks the first (recommended) one.
-    Code, not the model, resolves it against the options stored on the previous turn."""
-    norm = text.strip().lower()
-    by_label = {o["label"].upper(): o for o in options}
-    for pattern, fixed in _OPTION_PICK:
-        match = re.search(pattern, norm)
-        if match:
-            return by_label.get(fixed or match.group(1).upper())
-    if re.search(r"^\s*(yes|yeah|yep|sure|ok|okay|sounds good|let'?s do (it|that)|go for it|perfect|great)\b", norm):
-        return options[0] if options else None
-    return None
-
-
-def _report_outcome(text: str) -> str | None:
-    norm = text.lower()
-    if re.search(r"\b(skipped|missed|didn'?t|couldn'?t|no time)\b", norm):
-        return "skipped"
-    if re.search(r"\b(did|done|finished|completed|practi[cs]ed|studied|trained)\b", norm):
-        return "completed"
-    return None
+    """Which offered option the learner picked ("option B", "the second one"; "yes"/"sure" = the
+    first, recommended one). Code, not the model, resolves it against the options stored on the
+    previous turn."""
+    index = pick_choice(text, [o["label"] for o in options])
+    return options[index] if index is not None else None
 
 
 def turn_run(*, message: Message, emit: Callable[[str], None] | None = None, model: str | None = None,
@@ -300,9 +301,12 @@ def turn_run(*, message: Message, emit: Callable[[str], None] | None = None, mod
     profile = profile_get(learner=learner)
     previous = last_coach_turn(conversation=conversation, before=message)
     options_pending = bool(previous and previous.offered_options)
+    options_kind = (previous.offered_options[0].get("kind", "plan") if options_pending else "plan")
     due = session_due_for_checkin(learner=learner) if profile.onboarded else None
+    undoable = previous is not None and bool(_undoable_writes(previous))
     decision = route(RouteState(onboarded=profile.onboarded, checkin_due=due is not None,
-                                options_pending=options_pending), message.content)
+                                options_pending=options_pending, options_kind=options_kind,
+                                undo_specialist=previous.specialist if undoable else ""), message.content)
     run.specialist = decision.specialist
     _add_ms(run, "routing", start)
 
@@ -310,22 +314,27 @@ def turn_run(*, message: Message, emit: Callable[[str], None] | None = None, mod
     start = time.perf_counter()
     context = context_for(learner)
     history = history_for(conversation=conversation, before=message)
+    earlier = coach_replies(conversation=conversation, before=message)
+    run.previous_replies = [r.split("\n\n")[0] for r in earlier]
     _add_ms(run, "context", start)
 
     toolbox = ToolBox(learner=learner, message=message)
     tracker = learner.study_arm == StudyArm.TRACKER
     system = prompts.system_prompt(run.specialist, base=base_prompt)
-    fallback = prompts.FALLBACKS[run.specialist]
+    fallback = prompts.fallback_for(run.specialist, profile.primary_goal, earlier)
     suffix = ""  # code-rendered text appended after the model's words (questions, options)
     text = ""
     try:
-        if run.specialist == ONBOARDING:
-            text, suffix = _onboarding(run, profile, message, system, context, history, tracker)
+        if decision.rule == "undo":
+            text, suffix = "", _undo(run, previous, toolbox)
+        elif run.specialist == ONBOARDING:
+            text, suffix = _onboarding(run, profile, message, system, context, history, tracker, toolbox)
         elif run.specialist == PLANNER:
             text, suffix = _planner(run, profile, decision.rule, previous, message, system, context, history,
                                     toolbox, tracker)
         elif run.specialist == CHECKIN:
-            text, suffix = _checkin(run, profile, message, system, context, history, toolbox, tracker, due)
+            text, suffix = _checkin(run, profile, decision, previous, message, system, context, history, toolbox,
+                                    tracker, due)
         elif tracker:
             # Control arm: no coaching, ever. Templated acknowledgement, no model call.
             run.outcome, text = "templated", prompts.TRACKER_ACK
@@ -364,41 +373,58 @@ def turn_run(*, message: Message, emit: Callable[[str], None] | None = None, mod
     return TurnResult(reply=reply, turn=reply.produced_by_turn, replaced=replaced)
 
 
-def _onboarding(run, profile, message, system, context, history, tracker) -> tuple[str, str]:
+def _onboarding(run, profile, message, system, context, history, tracker, toolbox) -> tuple[str, str]:
     before = onboarding.OnboardingAnswers(
         step=profile.onboarding_step, primary_goal=profile.primary_goal, goal_category=profile.goal_category,
         weekly_hours=profile.weekly_hours, best_time=profile.best_time, confidence=profile.confidence)
-    outcome = onboarding.advance(before, message.content)  # THE GATE: code only
+    conversation = message.conversation
+    rejected = onboarding_rejections_in_row(conversation=conversation, before=message, step=before.step)
+    replies = coach_replies(conversation=conversation, before=message, limit=1)
+    last_reply = replies[0] if replies else ""
+    outcome = onboarding.advance(before, message.content, rejected_in_row=rejected)  # THE GATE: code only
+    saved = {k: (str(v) if isinstance(v, Decimal) else v) for k, v in outcome.updates.items()}
     run.guard_events.append({"kind": "onboarding", "detail": f"{outcome.step}: "
-                             + ("accepted" if outcome.accepted else f"rejected ({outcome.error})"),
-                             "action": "advance" if outcome.accepted else "re-ask"})
+                             + ("accepted" if outcome.accepted else f"rejected ({outcome.kind or outcome.error})"),
+                             "action": "advance" if outcome.accepted else "re-ask", "updates": saved})
     if not outcome.accepted:
         run.outcome = "templated"
-        return "", onboarding.CLARIFY[outcome.step]
+        return "", onboarding.reprompt(outcome, rejected, last_reply)
+    previous = {k: (str(v) if isinstance(v, Decimal) else v) for k, v in before.__dict__.items()
+                if k in outcome.updates}
+    previous["onboarding_step"] = before.step
     profile = profile_apply_onboarding(learner=run.learner, updates=outcome.updates)
+    # The write is recorded like any other code action, so audits and evaluation see what was saved.
+    toolbox.calls.append({"name": "profile_update", "arguments": {k: v for k, v in saved.items()
+                                                                   if k != "onboarding_step"},
+                          "result": {"onboarding_step": profile.onboarding_step, "previous": previous},
+                          "ok": True, "by": "code"})
+    stated = " ".join([*outcome.notes, onboarding.confirmation(outcome.updates)] if not outcome.corrected
+                      else outcome.notes).strip()
     if outcome.next_step == OnboardingStep.DONE:
         after = onboarding.OnboardingAnswers(
             step=profile.onboarding_step, primary_goal=profile.primary_goal, goal_category=profile.goal_category,
             weekly_hours=profile.weekly_hours, best_time=profile.best_time, confidence=profile.confidence)
-        suffix = onboarding.completion_summary(after)
+        question = onboarding.completion_summary(after)
+        stated = " ".join(outcome.notes)
     else:
-        suffix = onboarding.QUESTIONS[outcome.next_step]
-    ack = "Got it." if tracker else ""
+        question = onboarding.question_for(outcome.next_step, last_reply=last_reply)
+    suffix = (stated + "\n" if stated else "") + question
+    ack = ""
     if not tracker:
-        # The model only phrases a one-sentence acknowledgement; the question is the template.
-        msgs = [{"role": "system", "content": system},
-                {"role": "user", "content": message.content}]
+        # The model only phrases a one-sentence acknowledgement; code states what was saved and asks.
+        msgs = prompts.ack_messages(system, message.content)
         try:
             raw = _model_text(run, msgs, max_tokens=ACK_MAX_TOKENS, stream=False)
             ack = _guarded(run, guard.cap_length(_first_sentence(raw), 200)[0], messages=msgs, system=system,
                            toolbox=ToolBox(learner=run.learner), goal_category=profile.goal_category,
-                           fallback="Got it.", allow_regenerate=False)
+                           fallback="", allow_regenerate=False, learner_text=message.content,
+                           goal=profile.primary_goal)
             if "?" in ack:  # the question is code's job; a model question would confuse the gate
-                run.guard_event("question_in_ack", ack[:80], "fallback")
-                ack = "Got it."
+                run.guard_event("question_in_ack", ack[:80], "dropped acknowledgement")
+                ack = ""
         except LLMError as exc:
             run.guard_event("model_unavailable", type(exc).__name__, "templated acknowledgement")
-            ack, run.outcome = "Got it.", "templated"
+            ack, run.outcome = "", "templated"
     return ack, suffix
 
 
@@ -438,17 +464,30 @@ def _planner_words(run: _Run, text: str) -> str:
     return " ".join(kept)
 
 
+UNDO_HINT = "Say “undo” if that's not right."
+
+
+def _when(session) -> str:
+    local = session.planned_start.astimezone(learner_tz(session.plan.learner))
+    return local.strftime("%a %H:%M")
+
+
+def _schedule_chosen(run, toolbox, chosen: dict) -> str:
+    """Code acts on the option it offered: one schedule_session call per slot, then says what it did."""
+    for s in chosen["sessions"]:
+        toolbox.call("schedule_session", {"start": s["start"], "minutes": s["minutes"], "topic": s["topic"]},
+                     by="code")
+    ok = [c for c in toolbox.calls if c["ok"] and c["name"] == "schedule_session"]
+    verb = "Moved" if chosen.get("kind") == "reschedule" else f"Option {chosen['label']} is in your plan"
+    return (f"{verb}: {len(ok)} of {len(chosen['sessions'])} sessions scheduled ({chosen['summary']}). "
+            "Say “undo” to take it back.")
+
+
 def _planner(run, profile, rule, previous, message, system, context, history, toolbox, tracker) -> tuple[str, str]:
     if rule == "option_answer" and previous is not None:
         chosen = resolve_option(message.content, previous.offered_options)
         if chosen is not None:
-            # Code acts on the option it offered: one schedule_session call per slot.
-            for s in chosen["sessions"]:
-                toolbox.call("schedule_session", {"start": s["start"], "minutes": s["minutes"], "topic": s["topic"]},
-                             by="code")
-            ok = [c for c in toolbox.calls if c["ok"]]
-            confirmation = (f"Option {chosen['label']} is in your plan: {len(ok)} of {len(chosen['sessions'])} "
-                            f"sessions scheduled ({chosen['summary']}).")
+            confirmation = _schedule_chosen(run, toolbox, chosen)
             if tracker:
                 run.outcome = "templated"
                 return "", confirmation
@@ -456,39 +495,175 @@ def _planner(run, profile, rule, previous, message, system, context, history, to
                            f"{message.content}\n(Encourage me about the sessions just scheduled.)",
                            "Nice choice — that's a plan you can keep.", profile.goal_category)
             return _planner_words(run, text), confirmation
-    run.offered_options = plan_options(learner=run.learner, profile=profile)
+    lead = ""
+    missed = sessions_missed(learner=run.learner) if rule == "reschedule_request" else []
+    if missed:
+        # Missed sessions lead to reschedule options, resolved by code next turn ("yes", "the second one").
+        run.offered_options = reschedule_options(learner=run.learner, profile=profile, missed=missed)
+        names = ", ".join(_when(s) for s in missed)
+        lead = (f"You missed {len(missed)} session{'s' if len(missed) > 1 else ''} ({names}). "
+                f"Here's how we could move {'them' if len(missed) > 1 else 'it'}:\n")
+        reply_hint = "Reply “yes” for option A or “the second one” for option B, and I'll schedule it."
+    else:
+        if rule == "reschedule_request":
+            lead = "I don't see a missed session in the last two weeks — here are options for the coming days:\n"
+        run.offered_options = plan_options(learner=run.learner, profile=profile)
+        reply_hint = "Reply “option A” or “option B” and I'll schedule it."
     listing = "\n".join(f"Option {o['label']}: {o['summary']}" for o in run.offered_options)
-    suffix = f"{listing}\nReply “option A” or “option B” and I'll schedule it."
+    suffix = f"{lead}{listing}\n{reply_hint}"
     if tracker:
         run.outcome = "templated"
         return "", suffix
+    fallback = prompts.fallback_for(PLANNER, profile.primary_goal, run.previous_replies)
     text = _phrase(run, system, context, history, toolbox,
                    f"{message.content}\n(Two schedule options follow your reply; do not list times yourself.)",
-                   prompts.FALLBACKS[PLANNER], profile.goal_category)
-    return _planner_words(run, text) or prompts.FALLBACKS[PLANNER], suffix
+                   fallback, profile.goal_category)
+    return _planner_words(run, text) or fallback, suffix
 
 
-def _checkin(run, profile, message, system, context, history, toolbox, tracker, due) -> tuple[str, str]:
-    outcome = _report_outcome(message.content)
-    if outcome is None:
+def _report_targets(intent, candidates: list, learner) -> tuple[list, bool]:
+    """(sessions the report is about, ambiguous?). A write needs an unambiguous reference: the one
+    session that fits "today"/"yesterday"/"Tuesday's"/"both", or the only reportable session."""
+    if intent.reference == "all":
+        ambiguous = intent.count is not None and intent.count != len(candidates)
+        return (candidates if not ambiguous else []), ambiguous or not candidates
+    if not intent.reference:
+        if len(candidates) <= 1:
+            return candidates, False
+        return [], True
+    if intent.reference == "last":
+        return candidates[:1], False
+    tz = learner_tz(learner)
+    today = datetime.now(tz).date()
+    def day(s):
+        return s.planned_start.astimezone(tz).date()
+    if intent.reference == "today":
+        fits = [s for s in candidates if day(s) == today]
+    elif intent.reference == "yesterday":
+        fits = [s for s in candidates if (today - day(s)).days == 1]
+    else:
+        fits = [s for s in candidates if day(s).weekday() == intent.weekday]
+    if len(fits) == 1:
+        return fits, False
+    if not fits and not candidates:
+        return [], False  # nothing planned: an unattached practice report
+    return [], True
+
+
+def _log_reports(run, toolbox, sessions: list, outcome: str) -> str:
+    """log_checkin per session (or one unattached check-in), then the statement of what was written."""
+    word = "done" if outcome == "completed" else "skipped"
+    if not sessions:
+        toolbox.call("log_checkin", {"outcome": outcome}, by="code")
+        what = "a practice you did" if outcome == "completed" else "a skipped practice"
+        return f"Logged: {what} (not linked to a planned session). {UNDO_HINT}"
+    for session in sessions:
+        toolbox.call("log_checkin", {"outcome": outcome, "session_id": session.id}, by="code")
+    names = " and ".join(_when(s) for s in sessions)
+    plural = "sessions" if len(sessions) > 1 else "session"
+    return f"Logged: your {names} {plural} as {word}. {UNDO_HINT}"
+
+
+def _checkin(run, profile, decision, previous, message, system, context, history, toolbox, tracker,
+             due) -> tuple[str, str]:
+    intent = parse_intent(message.content)
+    sessions: list = []
+    outcome = ""
+    if decision.rule == "report_choice" and previous is not None:
+        options = previous.offered_options
+        index = pick_choice(message.content, [o["label"] for o in options], [o.get("day", "") for o in options])
+        if index is None:
+            run.offered_options = options
+            run.outcome = "templated"
+            return "", "Which one do you mean? " + " or ".join(f"{o['label']}: {o['summary']}" for o in options) + "."
+        chosen = options[index]
+        from coaching.models import PlannedSession
+
+        sessions = list(PlannedSession.objects.select_related("plan__learner").filter(
+            pk=chosen["session_id"], plan__learner=run.learner))
+        outcome = chosen["outcome"]
+    elif intent.kind == REPORT:
+        candidates = sessions_reportable(learner=run.learner)
+        sessions, ambiguous = _report_targets(intent, candidates, run.learner)
+        outcome = intent.outcome
+        if ambiguous:
+            # No write on an ambiguous reference: ask which session, resolved by code next turn.
+            run.offered_options = [{"label": "ABCDE"[i], "kind": "report", "session_id": s.id, "outcome": outcome,
+                                    "summary": _when(s), "day": _when(s)[:3]} for i, s in enumerate(candidates[:5])]
+            run.guard_event("intent", f"report ({outcome}) with no unambiguous session", "asked which")
+            run.outcome = "templated"
+            word = "did" if outcome == "completed" else "skipped"
+            listing = " or ".join(f"{o['label']}: {o['summary']}" for o in run.offered_options)
+            return "", f"Which session {word} you mean — {listing}?"
+    if not outcome:
         # Check-in due but the message is not a report: ask about the session (templated question).
-        session = due
-        when = session.planned_start.strftime("%a %H:%M") if session else "your last session"
+        when = _when(due) if due else "your last session"
         question = f"How did your session ({when}) go — did you do it or skip it?"
         if tracker:
             run.outcome = "templated"
             return "", question
         text = _phrase(run, system, context, history, toolbox, message.content, "", profile.goal_category)
         return text, question
-    session = session_for_report(learner=run.learner)
-    toolbox.call("log_checkin", {"outcome": outcome, **({"session_id": session.id} if session else {})}, by="code")
-    confirmation = ("Logged: session completed." if outcome == "completed" else "Logged: session skipped.")
+    confirmation = _log_reports(run, toolbox, sessions, outcome)
+    if outcome == "skipped":
+        missed = sessions_missed(learner=run.learner)
+        if missed:
+            run.offered_options = reschedule_options(learner=run.learner, profile=profile, missed=missed)
+            listing = "\n".join(f"Option {o['label']}: {o['summary']}" for o in run.offered_options)
+            confirmation += (f"\nWant to move {'them' if len(missed) > 1 else 'it'}?\n{listing}\n"
+                             "Reply “yes” for option A or “the second one” for option B.")
     if tracker:
         run.outcome = "templated"
         return "", confirmation
-    text = _phrase(run, system, context, history, toolbox, message.content, prompts.FALLBACKS[CHECKIN],
+    text = _phrase(run, system, context, history, toolbox, message.content,
+                   prompts.fallback_for(CHECKIN, profile.primary_goal, run.previous_replies),
                    profile.goal_category)
     return text, confirmation
+
+
+UNDOABLE = ("log_checkin", "schedule_session", "profile_update")
+
+
+def _undoable_writes(turn) -> list[dict]:
+    return [c for c in turn.tool_calls or [] if c.get("ok") and c.get("by") == "code" and c.get("name") in UNDOABLE]
+
+
+def _undo(run, previous, toolbox) -> str:
+    """Take back every write of the previous turn (the learner said "undo" / "no, I didn't"), and
+    say what was taken back. Code only: no model call."""
+    run.outcome = "templated"
+    said = []
+    restored_step = ""
+    for call in _undoable_writes(previous):
+        result = call.get("result") or {}
+        if call["name"] == "log_checkin" and result.get("checkin_id"):
+            if checkin_undo(learner=run.learner, checkin_id=result["checkin_id"]) is not None:
+                said.append("the check-in")
+        elif call["name"] == "schedule_session" and result.get("scheduled"):
+            if session_unschedule(learner=run.learner, session_id=result["scheduled"]["id"]):
+                said.append("a scheduled session")
+        elif call["name"] == "profile_update" and "previous" in result:
+            profile = profile_restore(learner=run.learner, values=result["previous"])
+            restored_step = profile.onboarding_step
+            said.append("your last answer")
+    toolbox.calls.append({"name": "undo", "arguments": {"trace_id": previous.trace_id}, "result": {"undone": said},
+                          "ok": True, "by": "code"})
+    if not said:
+        return "There was nothing left to undo."
+    parts = []
+    for item, one, many in (("the check-in", "the check-in", "{n} check-ins"),
+                            ("a scheduled session", "the scheduled session", "{n} scheduled sessions"),
+                            ("your last answer", "your last answer", "your last answer")):
+        n = said.count(item)
+        if n:
+            parts.append(one if n == 1 else many.format(n=n))
+    what = " and ".join(parts)
+    text = f"Undone: I took back {what}."
+    if restored_step and restored_step != OnboardingStep.DONE:
+        text += " " + onboarding.QUESTIONS[restored_step]
+    elif "the check-in" in said:
+        text += " Tell me how it really went whenever you like."
+    return text
 
 
 # --- persistence ----------------------------------------------------------------------------------

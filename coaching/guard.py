@@ -6,7 +6,10 @@ every finding as a guard event on the Turn."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
+
+from coaching import reply_checks
 
 MAX_REPLY_CHARS = 600
 
@@ -38,8 +41,13 @@ _CAREER_WORDS = (r"(?i)\b(career|job|jobs|employer|resume|résumé|cv|promotion|
 
 @dataclass
 class Finding:
-    kind: str  # leak | too_long | format | honesty | drift
+    kind: str  # leak | too_long | format | honesty | drift | third_person | parrot | refusal | loop
     detail: str
+
+
+# Guard-event kinds that are the engine's own bookkeeping (gate decisions, intent readings), not
+# the guard acting on a reply: evaluation's "guard fired" rate leaves them out.
+BOOKKEEPING_KINDS = frozenset({"onboarding", "intent"})
 
 
 def cap_length(text: str, limit: int = MAX_REPLY_CHARS) -> tuple[str, bool]:
@@ -100,3 +108,19 @@ def remove_sentences(text: str, pattern_findings: list[Finding], tools_done: set
     sentences = re.split(r"(?<=[.!?])\s+", text)
     kept = [s for s in sentences if not find_false_claims(s, tools_done)]
     return " ".join(kept).strip()
+
+
+def find_voice(text: str, learner_text: str = "", previous_replies: Iterable[str] = ()) -> list[Finding]:
+    """The shared deterministic checks (coaching/reply_checks.py, also run by evaluation): the reply
+    narrates the learner in the third person, parrots their message, refuses an ordinary coaching
+    message, or repeats a reply already sent twice in this conversation."""
+    findings = []
+    if hit := reply_checks.third_person(text):
+        findings.append(Finding("third_person", hit))
+    if learner_text and (hit := reply_checks.parrot(text, learner_text)):
+        findings.append(Finding("parrot", hit))
+    if hit := reply_checks.refusal(text):
+        findings.append(Finding("refusal", hit))
+    if hit := reply_checks.loop(text, previous_replies):
+        findings.append(Finding("loop", hit))
+    return findings

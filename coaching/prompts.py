@@ -38,3 +38,53 @@ TRACKER_ACK = ("Noted. This tracker records your plan and check-ins; say “let'
 def system_prompt(specialist: str, *, base: str | None = None) -> str:
     """`base` replaces the shared opening (evaluation replays a prompt variant through it)."""
     return f"{base or BASE}\n{SPECIALIST_PROMPTS[specialist]}"
+
+
+def ack_messages(system: str, learner_text: str) -> list[dict]:
+    """The onboarding acknowledgement call: the gate's prompt and the learner's answer only."""
+    return [{"role": "system", "content": system}, {"role": "user", "content": learner_text}]
+
+
+_REGENERATE_HINTS = {
+    "third_person": "Speak to me directly as “you”; never write “the learner” or “the user”.",
+    "parrot": "Do not repeat my message back; answer it in your own words.",
+    "refusal": "This is an ordinary coaching message: answer it helpfully, do not refuse.",
+    "loop": "Say something new; do not repeat an earlier reply.",
+    "leak": "Write only the chat message itself, no labels, headings or notes.",
+    "honesty": "Do not claim any action that was not done.",
+    "drift": "Stay on my own goal.",
+}
+
+
+def regenerate_note(kinds: list[str]) -> str:
+    """The corrective note for the one regeneration the guard allows, naming what was wrong."""
+    hints = [_REGENERATE_HINTS[k] for k in kinds if k in _REGENERATE_HINTS]
+    return ("Your previous reply was rejected. Reply again in plain text, at most 3 short sentences, only about "
+            "my goal. " + " ".join(hints)).strip()
+
+
+# Second-person fallbacks on the learner's goal, two per specialist so that a fallback never
+# becomes the same reply three times in one conversation.
+GOAL_FALLBACKS = {
+    "planner": ("Let's keep your plan for “{goal}” simple and doable this week.",
+                "A small, steady plan for “{goal}” beats a perfect one — let's keep it doable."),
+    "checkin": ("Thanks for telling me how it went. What would make your next session for “{goal}” easier?",
+                "Thanks for checking in — every report helps you keep “{goal}” going."),
+    "reflection": ("Thanks for sharing that. What feels most important to you about “{goal}” right now?",
+                   "That sounds worth thinking about. What has helped you most with “{goal}” so far?"),
+    "coach": ("Let's keep your focus on “{goal}”. What would help you most with it this week?",
+              "You're working on “{goal}” — what's one small step you could take next?"),
+    "onboarding": ("", ""),
+}
+
+
+def fallback_for(specialist: str, goal: str, previous_replies: list[str] = ()) -> str:
+    """The templated fallback after the guard rejected a reply twice: second person, on the goal,
+    and not a text already used in this conversation's recent replies."""
+    options = GOAL_FALLBACKS.get(specialist, GOAL_FALLBACKS["coach"])
+    texts = [o.format(goal=goal) if goal else FALLBACKS.get(specialist, "") for o in options]
+    recent = set(previous_replies[:6])
+    for text in texts:
+        if not any(text and text in r for r in recent):
+            return text
+    return texts[-1]

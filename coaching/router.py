@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from coaching import intent as intents
+
 ONBOARDING, PLANNER, CHECKIN, REFLECTION, COACH = "onboarding", "planner", "checkin", "reflection", "coach"
 SPECIALISTS = (ONBOARDING, PLANNER, CHECKIN, REFLECTION, COACH)
 
@@ -16,6 +18,8 @@ class RouteState:
     onboarded: bool
     checkin_due: bool = False  # a planned session has ended and has no report yet
     options_pending: bool = False  # the previous coach turn offered options (A/B/…)
+    options_kind: str = "plan"  # plan | reschedule | report (which session a report was about)
+    undo_specialist: str = ""  # the previous turn wrote something (and who): "undo" can take it back
 
 
 @dataclass(frozen=True)
@@ -38,16 +42,12 @@ EXPLICIT_PLAN = (r"\blet'?s plan\b", r"\bplan (my|the|this|next) week\b", r"\bma
                  r"\b(new|weekly|study) plan\b", r"\bschedule (a |my |some )?sessions?\b", r"\breschedule\b")
 EXPLICIT_REFLECT = (r"\blet'?s reflect\b", r"\bi want to reflect\b", r"\breflect on\b", r"\bweekly review\b")
 EXPLICIT_CHECKIN = (r"\bcheck[- ]?in\b", r"\blog (a|my) session\b")
-# A learner reporting on a session (done / skipped).
-REPORT_DONE = (r"\b(i )?(did|finished|completed|done with) (it|my|the|today'?s|a) ?(session|practice|lesson|workout)?",
-               r"\bi (did|finished|completed|practiced|practised|studied|trained)\b", r"^\s*done\b",
-               r"\b(session|practice) (is )?(done|complete|completed|finished)\b")
-REPORT_SKIPPED = (r"\b(i )?(skipped|missed)\b", r"\bdidn'?t (do|make|manage|get to)\b", r"\bcouldn'?t (do|make)\b",
-                  r"\bno time (today|yesterday)\b")
 # Answers to offered options: "option B", "b", "the second one", "yes", "sounds good".
 OPTION_ANSWER = (r"^\s*(option\s*)?[abc]\s*[.!]?\s*$", r"\boption\s*[abc]\b",
                  r"\b(the )?(first|second|third) (one|option)\b",
-                 r"^\s*(yes|yeah|yep|sure|ok|okay|sounds good|let'?s do (it|that)|go for it|perfect|great)\b")
+                 r"^\s*(yes|yeah|yep|yup|sure|ok|okay|sounds good|let'?s do (it|that)|go for it|perfect|great|"
+                 r"please|do it)\b",
+                 r"\b(mon|tues|wednes|thurs|fri|satur|sun)day\b")
 PLANNING_CUES = (r"\bplan\b", r"\bschedule\b", r"\bwhen should i\b", r"\bsessions?\b", r"\bthis week\b",
                  r"\bnext week\b", r"\btimetable\b", r"\bcalendar\b")
 REFLECTION_CUES = (r"\breflect", r"\bhow am i doing\b", r"\bprogress\b", r"\bstruggl", r"\bfeel(ing)? (stuck|like)\b",
@@ -56,18 +56,27 @@ REFLECTION_CUES = (r"\breflect", r"\bhow am i doing\b", r"\bprogress\b", r"\bstr
 
 def route(state: RouteState, text: str) -> RouteDecision:
     norm = text.strip().lower()
+    intent = intents.parse_intent(text)
+    if state.undo_specialist and intent.kind == intents.UNDO:
+        return RouteDecision(state.undo_specialist, "undo", f"learner takes back the last write ({intent.cue!r})")
     if not state.onboarded:
         return RouteDecision(ONBOARDING, "onboarding_incomplete",
                              "profile not complete: the onboarding gate runs first")
+    if intent.kind == intents.RESCHEDULE:
+        return RouteDecision(PLANNER, "reschedule_request", f"learner asks to move sessions ({intent.cue!r})")
     if hit := _any(EXPLICIT_PLAN, norm):
         return RouteDecision(PLANNER, "explicit_plan", f"learner asked to plan ({hit!r})")
     if hit := _any(EXPLICIT_REFLECT, norm):
         return RouteDecision(REFLECTION, "explicit_reflect", f"learner asked to reflect ({hit!r})")
     if state.options_pending and (hit := _any(OPTION_ANSWER, norm)):
+        if state.options_kind == "report":
+            return RouteDecision(CHECKIN, "report_choice", f"answer {hit.strip()!r} to which session was meant")
         return RouteDecision(PLANNER, "option_answer", f"answer {hit.strip()!r} to the options offered last turn")
-    if (hit := _any(REPORT_SKIPPED, norm)) or (hit := _any(REPORT_DONE, norm)) or (hit := _any(EXPLICIT_CHECKIN, norm)):
+    if intent.kind == intents.REPORT:
+        return RouteDecision(CHECKIN, "session_report", f"message reports a {intent.outcome} session ({intent.cue!r})")
+    if hit := _any(EXPLICIT_CHECKIN, norm):
         return RouteDecision(CHECKIN, "session_report", f"message reports on a session ({hit.strip()!r})")
-    if state.checkin_due:
+    if state.checkin_due and intent.kind != intents.QUESTION:
         return RouteDecision(CHECKIN, "checkin_due", "a planned session has ended without a report")
     if hit := _any(PLANNING_CUES, norm):
         return RouteDecision(PLANNER, "planning_cue", f"planning cue {hit!r}")

@@ -223,6 +223,73 @@ def checkin_log(*, learner: Learner, outcome: str, session: PlannedSession | Non
     return CheckIn.objects.create(learner=learner, session=session, message=message, outcome=outcome)
 
 
+@transaction.atomic
+def checkin_undo(*, learner: Learner, checkin_id: int) -> CheckIn | None:
+    """Take back a check-in the coach logged (the learner said "undo" / "no, I didn't"): the
+    check-in row goes and its session is planned again. None when it is already gone."""
+    checkin = CheckIn.objects.select_related("session").filter(pk=checkin_id, learner=learner).first()
+    if checkin is None:
+        return None
+    if checkin.session is not None:
+        PlannedSession.objects.filter(pk=checkin.session_id).update(
+            status=SessionStatus.PLANNED, completed_at=None, completion_source="")
+    checkin.delete()
+    return checkin
+
+
+@transaction.atomic
+def session_unschedule(*, learner: Learner, session_id: int) -> bool:
+    """Take back a session the coach scheduled, if nothing was reported on it yet."""
+    deleted, _ = PlannedSession.objects.filter(pk=session_id, plan__learner=learner,
+                                               status=SessionStatus.PLANNED).delete()
+    return bool(deleted)
+
+
+@transaction.atomic
+def profile_restore(*, learner: Learner, values: dict) -> LearnerProfile:
+    """Put profile fields back to what they were before the gate's last write (undo)."""
+    profile = LearnerProfile.objects.select_for_update().get(learner=learner)
+    for name, value in values.items():
+        if name not in (*PROFILE_FIELDS, "onboarding_step"):
+            raise ServiceError(f"unknown profile field {name!r}", field=name)
+        if name in ("weekly_hours", "confidence"):
+            value = None if value in (None, "") else (Decimal(str(value)) if name == "weekly_hours" else int(value))
+        else:
+            value = value or ""
+        setattr(profile, name, value)
+    if profile.onboarding_step != OnboardingStep.DONE:
+        profile.onboarding_completed_at = None
+    profile.full_clean()
+    profile.save()
+    return profile
+
+
+def reschedule_options(*, learner: Learner, profile: LearnerProfile, missed: list[PlannedSession],
+                       now: datetime | None = None) -> list[dict]:
+    """Options for sessions the learner missed, computed in code like `plan_options`: A moves each
+    one to the next free days at the learner's best time, B fits them into one longer session.
+    Marked kind="reschedule" so a later "yes"/"the second one" is resolved against them."""
+    tz = learner_tz(learner)
+    now = (now or timezone.now()).astimezone(tz)
+    hour = _SLOT_HOUR.get(profile.best_time or "flexible", 18)
+    topic = (profile.primary_goal or "study")[:200]
+    first = (now + timedelta(days=1)).replace(hour=hour, minute=0, second=0, microsecond=0)
+    minutes = [s.duration_minutes for s in missed]
+    spread = [first + timedelta(days=i) for i in range(len(missed))]
+    combined = min(180, sum(minutes))
+    missed_ids = [s.id for s in missed]
+    slots = list(zip(spread, minutes, strict=True))
+    return [
+        {"label": "A", "kind": "reschedule", "replaces": missed_ids,
+         "summary": f"move {'it' if len(missed) == 1 else 'them'} to "
+                    + ", ".join(f"{d.strftime('%a')} {hour:02d}:00 ({m} min)" for d, m in slots),
+         "sessions": [{"start": d.isoformat(), "minutes": m, "topic": topic} for d, m in slots]},
+        {"label": "B", "kind": "reschedule", "replaces": missed_ids,
+         "summary": f"one catch-up session of {combined} min on {first.strftime('%a')} at {hour:02d}:00",
+         "sessions": [{"start": first.isoformat(), "minutes": combined, "topic": topic}]},
+    ]
+
+
 _SLOT_HOUR = {"morning": 8, "midday": 12, "afternoon": 15, "evening": 19, "night": 21, "flexible": 18}
 
 

@@ -39,7 +39,7 @@ def test_checkin_report_logs_the_due_session_by_code(fake_model):
     assert CheckIn.objects.get().session_id == session.id
     assert result.turn.rule == "session_report"
     assert [c["name"] for c in result.turn.tool_calls] == ["log_checkin"]
-    assert "Logged: session completed." in result.reply.content
+    assert "Logged: your" in result.reply.content and "session as done" in result.reply.content
     assert not any(e["kind"] == "honesty" for e in result.turn.guard_events)  # claim backed by the tool call
 
 

@@ -1,18 +1,26 @@
 """The onboarding gate is deterministic: tested exhaustively without a model or a database."""
 
+import itertools
 from decimal import Decimal
 
 import pytest
 
 from coaching.models import OnboardingStep
 from coaching.onboarding import (
+    CLARIFY,
+    CLARIFY_ALT,
+    QUESTIONS,
     OnboardingAnswers,
     advance,
+    extract_goal,
     is_vague,
     map_category,
     parse_best_time,
+    parse_category_answer,
     parse_confidence,
     parse_hours,
+    question_for,
+    reprompt,
 )
 
 
@@ -105,3 +113,162 @@ def test_out_of_range_answers_do_not_advance():
 
 def test_done_stays_done():
     assert not advance(OnboardingAnswers(step=OnboardingStep.DONE), "hello").accepted
+
+
+# --- issue 14: only genuine answers advance the gate ------------------------------------------
+ALL_STEPS = [OnboardingStep.GOAL, OnboardingStep.CATEGORY, OnboardingStep.WEEKLY_HOURS, OnboardingStep.BEST_TIME,
+             OnboardingStep.CONFIDENCE]
+NON_ANSWERS = ["hi", "hello", "Hey!", "hi there", "good morning", "hello bloom", "hey, how are you?", "thanks",
+               "lol", "ok", "cool!", "👋", "hi! thanks"]
+
+
+@pytest.mark.parametrize("step", ALL_STEPS)
+@pytest.mark.parametrize("text", NON_ANSWERS)
+def test_greetings_and_filler_never_stored_at_any_step(step, text):
+    out = advance(OnboardingAnswers(step=step, primary_goal="learn Spanish", goal_category=""), text)
+    assert not out.accepted and out.updates == {} and out.next_step == step
+
+
+@pytest.mark.parametrize("text,kind", [
+    ("hi", "greeting"), ("hello!", "greeting"),
+    ("hi! a friend told me about this. not totally sure how it works", "about"),
+    ("what is this?", "about"), ("what should I do first?", "question"), ("I'd rather not say", "refusal"),
+    ("what's the weather like today?", "off_topic"), ("tell me a joke", "off_topic"),
+    ("I want to get better at stuff. I feel like I'm wasting my evenings", "vague_goal"),
+    ("I want to improve", "vague_goal"), ("hmm ok", "filler"),
+])
+def test_goal_step_rejects_non_answers_with_their_kind(text, kind):
+    out = advance(OnboardingAnswers(), text)
+    assert not out.accepted and out.kind == kind and out.updates == {}
+
+
+@pytest.mark.parametrize("text,goal,category", [
+    ("hi! I want to learn Spanish", "learn Spanish", "language"),
+    ("Hello there, I'd like to get better at drawing portraits", "get better at drawing portraits", "art"),
+    ("I guess I want to finally learn Spanish properly", "finally learn Spanish properly", "language"),
+    ("idk, maybe drawing? I used to draw a lot as a kid", "drawing", "art"),
+    ("can you help me learn Python?", "learn Python", "programming"),
+    ("what can you do? I want to learn guitar", "learn guitar", "music"),
+    ("pottery", "pottery", "art"), ("public speaking", "public speaking", "career"), ("knitting", "knitting", ""),
+    ("my goal is to run a 10k by May", "run a 10k by May", "sport"),
+    ("I want to learn to surf this summer. nothing to do with work, just for me", "learn to surf this summer", "sport"),
+    ("become more patient", "become more patient", ""),
+])
+def test_substantive_goal_is_taken_even_after_a_greeting(text, goal, category):
+    out = advance(OnboardingAnswers(), text)
+    assert out.accepted, out.kind
+    assert out.updates["primary_goal"] == goal
+    assert out.updates.get("goal_category", "") == category
+
+
+def test_hours_and_confidence_given_early_are_taken_but_not_a_time_of_day():
+    out = advance(OnboardingAnswers(), "I want to learn guitar, about 3 hours a week, maybe 6/10 sure")
+    assert out.updates["weekly_hours"] == Decimal("3.0") and out.updates["confidence"] == 6
+    assert out.next_step == OnboardingStep.BEST_TIME
+    # "evenings are chaos" names a time that does NOT suit them: never read early.
+    a = OnboardingAnswers(step=OnboardingStep.WEEKLY_HOURS, primary_goal="play guitar", goal_category="music")
+    out = advance(a, "honestly maybe 3 hours a week? I have two kids so evenings are chaos")
+    assert out.accepted and "best_time" not in out.updates and out.next_step == OnboardingStep.BEST_TIME
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("it's a hobby", "other"), ("just for fun", "other"), ("for work", "career"), ("it's for uni", "academic"),
+    ("music I guess", "music"), ("sport/fitness", "sport"), ("mostly about staying fit", "sport"),
+    ("something creative", "art"), ("none of those", "other"), ("school", "academic"), ("other", "other"),
+])
+def test_category_from_everyday_words(text, expected):
+    assert parse_category_answer(text) == expected
+
+
+def test_category_read_from_a_sentence_restating_the_goal():
+    a = OnboardingAnswers(step=OnboardingStep.CATEGORY, primary_goal="get better at it")
+    out = advance(a, "I just want to play the piano for my kids")
+    assert out.accepted and out.updates["goal_category"] == "music"
+
+
+def test_two_unmatched_category_answers_choose_other_and_say_so():
+    a = OnboardingAnswers(step=OnboardingStep.CATEGORY, primary_goal="be calmer with my kids")
+    first = advance(a, "I just want to be calmer with my kids", rejected_in_row=0)
+    assert not first.accepted and first.kind == "unmatched"
+    second = advance(a, "hmm, not sure what you mean", rejected_in_row=1)
+    assert second.accepted and second.updates["goal_category"] == "other"
+    assert second.next_step == OnboardingStep.WEEKLY_HOURS
+    assert "“other”" in second.notes[0] and "be calmer with my kids" in second.notes[0]
+
+
+def test_two_unmatched_times_choose_flexible_and_say_so():
+    a = OnboardingAnswers(step=OnboardingStep.BEST_TIME, primary_goal="x", goal_category="sport",
+                          weekly_hours=Decimal(2))
+    assert not advance(a, "it varies a lot", rejected_in_row=0).accepted
+    out = advance(a, "it really varies", rejected_in_row=1)
+    assert out.accepted and out.updates["best_time"] == "flexible" and "flexible" in out.notes[0]
+
+
+@pytest.mark.parametrize("step", ALL_STEPS)
+def test_same_templated_question_never_twice_in_a_row(step):
+    a = OnboardingAnswers(step=step, primary_goal="x" if step != OnboardingStep.GOAL else "")
+    sent = [QUESTIONS[step]]
+    for n in range(6):
+        out = advance(a, "hello", rejected_in_row=n)
+        if out.accepted:  # category/time choose their default at the second unmatched answer
+            break
+        sent.append(reprompt(out, n, last_reply=sent[-1]))
+    for previous, current in itertools.pairwise(sent):
+        assert previous != current
+    assert len(sent) >= 2
+
+
+def test_question_for_avoids_the_previous_reply():
+    step = OnboardingStep.WEEKLY_HOURS
+    assert question_for(step) == QUESTIONS[step]
+    assert question_for(step, last_reply="Got it. " + QUESTIONS[step]) == CLARIFY[step]
+    assert question_for(step, rejected_in_row=0, last_reply=CLARIFY[step]) == CLARIFY_ALT[step]
+
+
+@pytest.mark.parametrize("step", [OnboardingStep.CATEGORY, OnboardingStep.WEEKLY_HOURS, OnboardingStep.BEST_TIME,
+                                  OnboardingStep.CONFIDENCE])
+def test_actually_my_goal_is_corrects_the_goal_at_any_step(step):
+    a = OnboardingAnswers(step=step, primary_goal="learn Spanish", goal_category="language",
+                          weekly_hours=Decimal(3) if step in (OnboardingStep.BEST_TIME, OnboardingStep.CONFIDENCE)
+                          else None, best_time="evening" if step == OnboardingStep.CONFIDENCE else "")
+    out = advance(a, "actually, my goal is to learn the piano")
+    assert out.accepted and out.updates["primary_goal"] == "learn the piano"
+    assert out.updates["goal_category"] == "music" and "primary_goal" in out.corrected
+    assert out.next_step == (OnboardingStep.WEEKLY_HOURS if step == OnboardingStep.CATEGORY else step)
+
+
+def test_correction_to_an_unmapped_goal_asks_the_category_again():
+    a = OnboardingAnswers(step=OnboardingStep.BEST_TIME, primary_goal="learn Spanish", goal_category="language",
+                          weekly_hours=Decimal(3))
+    out = advance(a, "no wait, I want to be more patient")
+    assert out.updates["primary_goal"] == "be more patient" and out.updates["goal_category"] == ""
+    assert out.next_step == OnboardingStep.CATEGORY
+
+
+def test_correction_of_an_earlier_number_or_time():
+    a = OnboardingAnswers(step=OnboardingStep.CONFIDENCE, primary_goal="learn Spanish", goal_category="language",
+                          weekly_hours=Decimal(3), best_time="evening")
+    out = advance(a, "actually, 5 hours a week")
+    assert out.updates == {"weekly_hours": Decimal("5.0"), "onboarding_step": OnboardingStep.CONFIDENCE}
+    out = advance(a, "sorry, I meant mornings")
+    assert out.updates["best_time"] == "morning" and out.next_step == OnboardingStep.CONFIDENCE
+
+
+def test_greeting_first_conversation_completes_in_at_most_seven_turns():
+    """The defect: "hi" stored as the goal. Here the goal is what the learner actually said."""
+    a, turns = OnboardingAnswers(), 0
+    rejected = 0
+    for text in ["hi", "hello? how does this work", "I want to learn Italian for a trip", "3 hours", "evenings",
+                 "7"]:
+        out = advance(a, text, rejected_in_row=rejected)
+        turns += 1
+        rejected = 0 if out.accepted else rejected + 1
+        if out.accepted:
+            a = _apply(a, out)
+    assert a.step == OnboardingStep.DONE and turns <= 7
+    assert a.primary_goal == "learn Italian for a trip" and a.goal_category == "language"
+
+
+def test_extract_goal_reports_why_not():
+    assert extract_goal("hi")[0] is None
+    assert extract_goal("hey") == (None, "greeting")

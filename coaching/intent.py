@@ -1,0 +1,135 @@
+"""Intent parsers: what a learner message asks for, read by rules BEFORE anything is written.
+
+Issue 14's defect: "can we move the sessions I missed?" contains "missed", was routed as a
+session report and code wrote a skip nobody reported. Here a message is a *report* only when it
+states, in the past tense and not as a question, that a session was done or skipped; a question,
+a plan request and a reschedule request are told apart from it first. The parser also reads which
+session a report refers to ("today", "yesterday", "Tuesday's", "both") so the engine can write only
+on an unambiguous reference and otherwise ask. Pure functions: no database, no model."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+REPORT, QUESTION, PLAN, RESCHEDULE, UNDO, OTHER = "report", "question", "plan_request", "reschedule", "undo", "other"
+
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_WEEKDAY_RE = re.compile(r"\b(mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:day)?(?:'s)?\b")
+
+
+@dataclass(frozen=True)
+class Intent:
+    kind: str
+    outcome: str = ""  # reports: completed | skipped
+    reference: str = ""  # today | yesterday | weekday | all | last | "" (none given)
+    weekday: int | None = None  # 0 = Monday, when reference == "weekday"
+    count: int | None = None  # "two sessions", "both"
+    cue: str = ""  # the words that decided it (stored as the routing reason)
+
+
+_UNDO = re.compile(
+    r"^\s*(?:undo|undo (?:that|it|this)|revert(?: that)?|cancel (?:that|it)|take (?:that|it) back|scratch that)\b"
+    r"|^\s*no[,!.]?\s+i (?:didn'?t|did not|haven'?t|have not)\b"
+    r"|^\s*(?:that'?s|that is) (?:wrong|not (?:right|true|what i said))\b"
+    r"|^\s*i (?:didn'?t|did not) (?:say|mean) that\b|^\s*(?:no|nope),? (?:that'?s )?(?:wrong|not right)\b"
+    r"|^\s*(?:please )?(?:remove|delete) (?:that|it)\b")
+_RESCHEDULE = re.compile(
+    r"\b(?:reschedul\w*|move|moving|shift|push(?:ing)? (?:\w+ ){0,2}back|postpone|rearrange|make up for|make them up|"
+    r"catch up on|redo|fit (?:them|it) in|put (?:them|it) (?:on|to)|another (?:day|time)|later (?:day|in the week))\b")
+_SESSION_WORDS = re.compile(r"\b(?:sessions?|practices?|lessons?|workouts?|them|it|those|ones?|missed|skipped)\b")
+_PLAN = re.compile(r"\blet'?s plan\b|\bplan (?:my|the|this|next) week\b|\bmake (?:me )?a plan\b|"
+                   r"\b(?:new|weekly|study) plan\b|\bschedule (?:a |my |some )?sessions?\b|\bplan (?:some )?sessions\b")
+_QUESTION_START = re.compile(
+    r"^\s*(?:what|why|how|who|when|where|which|can|could|would|will|do|does|did you|is|are|should|shall|may|"
+    r"any idea|any tips)\b")
+_FUTURE = re.compile(r"\b(?:will|won'?t|going to|gonna|might|may|plan to|planning to|thinking (?:of|about)|"
+                     r"if i|should i|tomorrow|next week|later today|tonight i'?ll)\b")
+
+_DONE = re.compile(
+    r"\b(?:i )?(?:did|finished|completed|done with) (?:it|my|the|today'?s|yesterday'?s|a|both|all|\w+day'?s) ?"
+    r"(?:session|sessions|practice|lesson|workout|run|swim)?\b"
+    r"|\bi (?:did|finished|completed|practiced|practised|studied|trained|went|ran|swam|played|managed)\b"
+    r"|^\s*(?:done|finished|completed)\b|\b(?:session|practice|lesson|workout) (?:is |was )?"
+    r"(?:done|complete|completed|finished)\b|\bjust (?:did|finished)\b|\bdid \d+ ?(?:min|minutes|k|km|m)\b"
+    r"|^\s*did (?:it|my|the|\d+)")
+_SKIPPED = re.compile(
+    r"\b(?:i )?(?:skipped|missed)\b|\bdidn'?t (?:do|make|manage|get to|go|practi[cs]e|study|train)\b"
+    r"|\bcouldn'?t (?:do|make|go)\b|\bno time (?:today|yesterday)\b|\bdid not (?:do|make|go)\b")
+
+_COUNT_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "both": 2}
+
+
+def _reference(norm: str) -> tuple[str, int | None, int | None]:
+    count = None
+    match = re.search(r"\b(one|two|three|four|\d)\s+(?:\w+\s+)?(?:sessions|practices|lessons|workouts)\b", norm)
+    if match:
+        count = _COUNT_WORDS.get(match.group(1)) or int(match.group(1))
+    if re.search(r"\bboth\b", norm):
+        return "all", None, 2
+    if re.search(r"\ball (?:my |the |of (?:them|my|the) )?(?:sessions|them)\b", norm):
+        return "all", None, count
+    if count and count > 1:
+        return "all", None, count
+    if re.search(r"\b(?:today|this morning|this afternoon|this evening|tonight)\b", norm):
+        return "today", None, count
+    if re.search(r"\b(?:yesterday|last night)\b", norm):
+        return "yesterday", None, count
+    if match := _WEEKDAY_RE.search(norm):
+        prefix = match.group(1)[:3]
+        day = next(i for i, d in enumerate(_WEEKDAYS) if d.startswith(prefix))
+        return "weekday", day, count
+    if re.search(r"\b(?:last|latest|most recent|previous) (?:session|one|practice)\b", norm):
+        return "last", None, count
+    return "", None, count
+
+
+def parse_intent(text: str) -> Intent:
+    norm = re.sub(r"\s+", " ", text.strip().lower().replace("’", "'"))
+    if match := _UNDO.search(norm):
+        return Intent(UNDO, cue=match.group(0).strip())
+    is_question = norm.endswith("?") or bool(_QUESTION_START.match(norm))
+    reschedule = _RESCHEDULE.search(norm)
+    if reschedule and _SESSION_WORDS.search(norm):
+        reference, weekday, count = _reference(norm)
+        return Intent(RESCHEDULE, reference=reference, weekday=weekday, count=count, cue=reschedule.group(0))
+    if match := _PLAN.search(norm):
+        return Intent(PLAN, cue=match.group(0))
+    skipped, done = _SKIPPED.search(norm), _DONE.search(norm)
+    # A report states what happened. A question ("should I skip today?", "did you log it?") or a
+    # future/hypothetical ("I might skip tomorrow") is not one, whatever words it contains.
+    if (skipped or done) and not is_question and not _FUTURE.search(norm):
+        reference, weekday, count = _reference(norm)
+        outcome = "skipped" if skipped else "completed"
+        return Intent(REPORT, outcome=outcome, reference=reference, weekday=weekday, count=count,
+                      cue=(skipped or done).group(0).strip())
+    if is_question:
+        return Intent(QUESTION, cue="question")
+    return Intent(OTHER)
+
+
+# --- answers to a question the coach asked ---------------------------------------------------
+_YES = re.compile(r"^\s*(?:yes|yeah|yep|yup|sure|ok|okay|sounds good|let'?s do (?:it|that)|go for it|perfect|great|"
+                  r"please|do it|fine)\b")
+_ORDINALS = {"first": 0, "1st": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2, "last": -1}
+
+
+def pick_choice(text: str, labels: list[str], day_names: list[str] | None = None) -> int | None:
+    """Which of the offered choices (labels "A", "B", …) the learner picked: "option B", "b", "the
+    second one", a weekday naming one choice, or "yes"/"sure" for the first (recommended) one.
+    None when it does not pick exactly one."""
+    norm = text.strip().lower()
+    upper = [label.upper() for label in labels]
+    match = re.search(r"\boption\s*([a-e])\b", norm) or re.match(r"^\s*([a-e])\s*[.!]?\s*$", norm)
+    if match and match.group(1).upper() in upper:
+        return upper.index(match.group(1).upper())
+    for word, index in _ORDINALS.items():
+        if re.search(rf"\b(?:the )?{word}(?: one| option| session)?\b", norm) and labels:
+            return index if index >= 0 else len(labels) - 1
+    if day_names:
+        hits = [i for i, day in enumerate(day_names) if day and re.search(rf"\b{day[:3].lower()}", norm)]
+        if len(hits) == 1:
+            return hits[0]
+    if _YES.search(norm) and labels:
+        return 0
+    return None

@@ -1,0 +1,231 @@
+"""Deterministic reply and profile checks shared by the output guard (coaching/guard.py) and the
+evaluation checks (evaluation/checks.py), so the guard blocks exactly what evaluation counts.
+
+Pure functions: text in, a short reason (or None) out. No Django, no model. Every pattern below
+comes from a defect seen with the default 0.5B model (issue 14): replies narrating the learner in
+the third person, echoing the learner's message, refusing ordinary coaching messages, the same
+text coming back turn after turn, and greetings stored as profile values."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+_WORD = re.compile(r"[a-z0-9][a-z0-9'’]*")
+
+
+def words(text: str) -> list[str]:
+    return _WORD.findall(text.lower().replace("’", "'"))
+
+
+# --- small talk / non-answers ---------------------------------------------------------------
+GREETINGS = frozenset({
+    "hi", "hello", "hey", "hiya", "heya", "yo", "sup", "howdy", "hallo", "hola", "bonjour", "greetings",
+    "good morning", "good afternoon", "good evening", "morning", "evening", "hi there", "hello there",
+    "hey there", "hey hey", "what's up", "whats up", "wassup", "how are you", "how r u", "how are you doing",
+    "how's it going", "hows it going", "nice to meet you", "hi bloom", "hello bloom", "hey bloom",
+})
+FILLER = frozenset({
+    "", "idk", "i dont know", "i don't know", "dunno", "not sure", "no idea", "skip", "pass", "next",
+    "maybe", "whatever", "anything", "nothing", "n/a", "na", "none", "?", "hmm", "hm", "hmmm", "ok", "okay",
+    "yes", "no", "sure", "later", "you decide", "you choose", "dont care", "don't care", "no clue",
+    "something", "stuff", "idc", "meh", "k", "kk", "...", "-", "continue", "go on", "lol", "haha", "thanks",
+    "thank you", "thx", "ty", "cool", "nice", "great", "awesome", "good", "fine", "yep", "yeah", "nope", "nah",
+    "right", "alright", "oh", "ah", "uh", "um", "umm", "test", "testing", "hello?", "are you there",
+    "things", "lots", "everything", "i guess", "not really", "good thanks", "fine thanks", "i'm good", "im good",
+    "i'm fine", "im fine", "ready", "let's go", "lets go", "start", "begin", "help", "what", "why", "huh",
+})
+
+
+def normalise(text: str) -> str:
+    text = text.strip().lower().replace("’", "'")
+    text = re.sub(r"[!.,;:?~)(*]+", " ", text)
+    text = re.sub(r"[\U0001F300-\U0001FAFF\u2600-\u27BF]", " ", text)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _small_talk_piece(piece: str) -> bool:
+    norm = normalise(piece)
+    if norm in GREETINGS or norm in FILLER:
+        return True
+    # "hi bloom!", "hello hello", "hey, thanks": a greeting word followed only by filler/greetings.
+    tokens = norm.split()
+    return bool(tokens) and all(t in GREETINGS or t in FILLER or t in {"there", "bloom", "coach", "again"}
+                                for t in tokens)
+
+
+def is_greeting(text: str) -> bool:
+    norm = normalise(text)
+    return norm in GREETINGS or (bool(norm) and norm.split()[0] in GREETINGS and _small_talk_piece(norm))
+
+
+def is_small_talk(text: str) -> bool:
+    """A greeting, filler or pleasantry with nothing a profile could store. Split on sentence and
+    clause marks so "hi! thanks" or "hello, ok" count too."""
+    pieces = [p for p in re.split(r"[.!?,;\n]+", text) if p.strip()]
+    if not pieces:
+        return True
+    return all(_small_talk_piece(p) for p in pieces)
+
+
+def strip_greeting(text: str) -> str:
+    """Drop a leading greeting ("hi!", "hello there,") so "hi, I want to learn Spanish" is a goal."""
+    out = text.strip()
+    for _ in range(3):
+        match = re.match(r"(?i)^\s*([a-z' ]{1,24}?)\s*[!.,:;\-—–]+\s*", out)
+        if match and normalise(match.group(1)) in GREETINGS:
+            out = out[match.end():]
+            continue
+        match = re.match(r"(?i)^\s*(hi|hello|hey|hiya|heya|yo|hola)\b\s*", out)
+        if match and out[match.end():].strip():
+            out = out[match.end():]
+            continue
+        break
+    return out.strip()
+
+
+# --- third person ---------------------------------------------------------------------------
+# A coach talks TO the learner. "The learner missed two sessions", "the user's goal" is the model
+# narrating its prompt. "They"/"their" alone is not flagged: it is too often about someone else.
+_THIRD_PERSON = re.compile(
+    r"(?i)\b(?:the|this|our|a) (?:learner|user|student|client)(?:'s|’s|s)?\b"
+    r"|\blearner(?:'s|’s)? (?:goal|profile|reported|said|says|missed|skipped|wants|has|is)\b")
+
+
+def _first_match(pattern: re.Pattern[str], text: str) -> str | None:
+    match = pattern.search(text)
+    return match.group(0) if match else None
+
+
+def third_person(text: str) -> str | None:
+    return _first_match(_THIRD_PERSON, text)
+
+
+# --- parroting ------------------------------------------------------------------------------
+PARROT_MIN_WORDS = 8
+
+
+def longest_shared_run(a_text: str, b_text: str) -> int:
+    """Length in words of the longest word sequence of `a_text` that appears verbatim in `b_text`."""
+    a, b = words(a_text), words(b_text)
+    best = 0
+    prev = [0] * (len(b) + 1)
+    for i in range(1, len(a) + 1):
+        cur = [0] * (len(b) + 1)
+        for j in range(1, len(b) + 1):
+            if a[i - 1] == b[j - 1]:
+                cur[j] = prev[j - 1] + 1
+                best = max(best, cur[j])
+        prev = cur
+    return best
+
+
+def parrot(reply: str, learner_text: str) -> str | None:
+    """The reply repeats the learner's message back: a long verbatim run (≥ 8 words), or most of a
+    shorter message (≥ 5 words and ≥ 80 % of it) making up most of the reply. Quoting two or three
+    of the learner's words ("400 m without stopping!") is reflection, not parroting."""
+    if not reply.strip() or not learner_text.strip():
+        return None
+    run = longest_shared_run(reply, learner_text)
+    n_learner, n_reply = len(words(learner_text)), len(words(reply))
+    if run >= PARROT_MIN_WORDS:
+        return f"{run} words of the learner's message repeated"
+    if run >= 5 and run >= 0.8 * n_learner and run >= 0.5 * n_reply:
+        return f"the learner's message repeated ({run} of {n_learner} words)"
+    return None
+
+
+# --- refusals -------------------------------------------------------------------------------
+_REFUSAL = re.compile(
+    r"(?i)\b(?:i'?m|i am) (?:sorry|afraid),? but (?:i|we) (?:can(?:'|no)t|am unable|won'?t|am not able)"
+    r"|\bi (?:can(?:'|no)t|am unable to|am not able to|won'?t) (?:assist|help|provide|comply|do that|answer that|"
+    r"support|engage|fulfil|fulfill)"
+    r"|\bi(?:'m| am) (?:unable|not able) to (?:assist|help|provide|answer)"
+    r"|\b(?:that|this) (?:request )?(?:is|goes) (?:outside|beyond) (?:my|what i)"
+    r"|\bas an ai\b|\bi(?:'m| am) (?:just )?an? (?:ai|language model)\b")
+
+
+def refusal(text: str) -> str | None:
+    return _first_match(_REFUSAL, text)
+
+
+# --- loops ----------------------------------------------------------------------------------
+LOOP_REPEATS = 3
+
+
+def _loop_key(text: str) -> str:
+    return " ".join(words(text))
+
+
+def loop(reply: str, previous_replies: Iterable[str]) -> str | None:
+    """The same reply text at least three times in one conversation (this one included)."""
+    key = _loop_key(reply)
+    if not key:
+        return None
+    count = 1 + sum(1 for p in previous_replies if _loop_key(p) == key)
+    return f"same reply {count} times in the conversation" if count >= LOOP_REPEATS else None
+
+
+# --- profile values -------------------------------------------------------------------------
+def goal_is_greeting(goal: str) -> str | None:
+    """A stored goal that is a greeting, filler or pleasantry (the gate's post-launch defect)."""
+    if goal and is_small_talk(goal):
+        return f"goal {goal!r} is small talk, not a goal"
+    return None
+
+
+_NUMBER_WORDS = {"half": 0.5, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+                 "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20,
+                 "thirty": 30, "forty": 40}
+# Values the gate may choose itself, and says so to the learner (after two unmatched answers).
+GATE_DEFAULTS = {"goal_category": {"other"}, "best_time": {"flexible"}}
+
+
+def _numbers_in(text: str) -> set[float]:
+    found = {float(n.replace(",", ".")) for n in re.findall(r"\d+(?:[.,]\d+)?", text)}
+    found |= {float(v) for w, v in _NUMBER_WORDS.items() if re.search(rf"(?i)\b{w}\b", text)}
+    # minutes → hours, "and a half"
+    for m in re.findall(r"(?i)(\d+)\s*(?:min|mins|minutes)\b", text):
+        found.add(round(int(m) / 60 * 2) / 2)
+    if re.search(r"(?i)\band a half\b", text):
+        found |= {n + 0.5 for n in list(found)}
+    return found
+
+
+def values_never_given(updates: Mapping[str, Any], learner_texts: Iterable[str]) -> list[str]:
+    """Profile values that nothing the learner wrote supports. Goals must share content words with
+    a learner message; numbers must appear in one; the category and time of day must be one the
+    rules can read from the learner's words, or a default the gate announced."""
+    texts = [t for t in learner_texts if t]
+    joined = "\n".join(texts).lower()
+    bad: list[str] = []
+    goal = str(updates.get("primary_goal") or "")
+    if goal:
+        if goal_is_greeting(goal):
+            bad.append(f"primary_goal={goal!r} (small talk)")
+        else:
+            content = [w for w in words(goal) if len(w) > 2]
+            if content and not any(w in words(joined) for w in content):
+                bad.append(f"primary_goal={goal!r} (not in the learner's words)")
+    for key in ("weekly_hours", "confidence"):
+        value = updates.get(key)
+        if value not in (None, ""):
+            number = float(value)
+            numbers = _numbers_in(joined)
+            if number not in numbers and not any(abs(number - n) <= 0.5 for n in numbers):
+                bad.append(f"{key}={value} (no such number in the learner's words)")
+    for key in ("goal_category", "best_time"):
+        value = str(updates.get(key) or "")
+        if value and value not in GATE_DEFAULTS[key] and not _supported(key, value, texts, goal):
+            bad.append(f"{key}={value!r} (not readable from the learner's words)")
+    return bad
+
+
+def _supported(key: str, value: str, texts: list[str], goal: str) -> bool:
+    # Imported here: onboarding imports this module (for small-talk detection).
+    from coaching import onboarding
+
+    if key == "goal_category":
+        return any(onboarding.parse_category_answer(t) == value for t in [*texts, goal])
+    return any(onboarding.parse_best_time(t) == value for t in texts)

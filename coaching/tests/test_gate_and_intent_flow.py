@@ -1,0 +1,174 @@
+"""Issue 14 through the REST API and the engine: the onboarding gate takes only genuine answers,
+writes happen only on an unambiguous reference, every write is stated and can be undone. The
+model is the FAKE scripted one (these tests check code decisions, never language)."""
+
+import itertools
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from bloom.llm.providers.fake import Scripted
+from coaching import services
+from coaching.models import CheckIn, LearnerProfile, PlannedSession, SessionStatus, Turn
+from coaching.tests.conftest import onboarded_learner
+
+pytestmark = pytest.mark.django_db
+
+
+def _sayer(http, rid):
+    """Start a conversation for learner `rid`; returns say(text) -> the coach's reply text."""
+    conv = http.post(f"/api/v1/learners/{rid}/conversations").json()["id"]
+
+    def say(text):
+        r = http.post(f"/api/v1/conversations/{conv}/messages", {"content": text}, format="json")
+        assert r.status_code == 201, r.content
+        return r.json()["reply"]["content"]
+    return say
+
+
+@pytest.fixture
+def chat(api, fake_model):
+    fake_model.default = lambda request: Scripted(text="Sounds good.")
+    _, http = api
+    return http, lambda rid: _sayer(http, rid)
+
+
+def _new_learner(http):
+    return http.post("/api/v1/learners", {}, format="json").json()["id"]
+
+
+def _profile(rid):
+    return LearnerProfile.objects.get(learner__research_id=rid)
+
+
+def test_greeting_first_learner_gets_their_stated_goal_in_at_most_seven_turns(chat):
+    http, start = chat
+    rid = _new_learner(http)
+    say = start(rid)
+    replies = [say("hi"), say("hello?"), say("hi! I want to learn Italian for a trip in June")]
+    assert _profile(rid).primary_goal == "learn Italian for a trip in June"
+    assert replies[0].startswith("Hi, good to meet you!") and replies[0] != replies[1]
+    assert "Your goal: “learn Italian for a trip in June”. Area: language." in replies[2]
+    for text in ["3 hours", "evenings", "7"]:
+        replies.append(say(text))
+    profile = _profile(rid)
+    assert profile.onboarded and len(replies) <= 7
+    assert (profile.goal_category, str(profile.weekly_hours), profile.best_time, profile.confidence) == (
+        "language", "3.0", "evening", 7)
+    # Each gate decision is on the turn; the writes are recorded as code tool calls.
+    writes = [c for t in Turn.objects.order_by("id") for c in t.tool_calls if c["name"] == "profile_update"]
+    assert next(w["arguments"].get("primary_goal") for w in writes) == "learn Italian for a trip in June"
+
+
+def test_free_text_category_never_traps_the_learner(chat):
+    http, start = chat
+    rid = _new_learner(http)
+    say = start(rid)
+    replies = [say("I want to be calmer with my kids")]
+    assert _profile(rid).onboarding_step == "category"
+    replies.append(say("it's about my family really"))
+    assert _profile(rid).onboarding_step == "category"
+    replies.append(say("I told you, being calmer"))
+    profile = _profile(rid)
+    assert profile.goal_category == "other" and profile.onboarding_step == "weekly_hours"
+    assert "under “other” for now" in replies[-1]
+    assert all(a != b for a, b in itertools.pairwise(replies))
+
+
+def test_hobby_answer_maps_by_everyday_words(chat):
+    http, start = chat
+    rid = _new_learner(http)
+    say = start(rid)
+    say("become a better baker")
+    say("it's a hobby")
+    assert _profile(rid).goal_category == "other" and _profile(rid).onboarding_step == "weekly_hours"
+
+
+def test_actually_my_goal_is_corrects_mid_onboarding_and_undo_takes_back_an_answer(chat):
+    http, start = chat
+    rid = _new_learner(http)
+    say = start(rid)
+    say("learn Spanish")
+    say("3 hours")
+    reply = say("actually, my goal is to learn the piano")
+    profile = _profile(rid)
+    assert (profile.primary_goal, profile.goal_category, profile.onboarding_step) == (
+        "learn the piano", "music", "best_time")
+    assert "Updated: your goal is “learn the piano”." in reply
+    say("mornings")
+    assert _profile(rid).best_time == "morning"
+    reply = say("undo")
+    profile = _profile(rid)
+    assert profile.best_time == "" and profile.onboarding_step == "best_time"
+    assert reply.startswith("Undone: I took back your last answer.")
+
+
+def _past_session(learner, *, hours_ago, minutes=30):
+    session = services.session_schedule(learner=learner, start=timezone.now() + timedelta(minutes=1),
+                                        duration_minutes=minutes, topic="swim")
+    PlannedSession.objects.filter(pk=session.pk).update(planned_start=timezone.now() - timedelta(hours=hours_ago))
+    return PlannedSession.objects.get(pk=session.pk)
+
+
+def _conversation_for(http, learner):
+    return _sayer(http, learner.research_id)
+
+
+def test_reschedule_question_writes_nothing_then_sure_schedules_and_undo_removes(chat, api):
+    client, http = api
+    learner = onboarded_learner(client)
+    missed = [_past_session(learner, hours_ago=50), _past_session(learner, hours_ago=26)]
+    say = _conversation_for(http, learner)
+    reply = say("I missed two sessions, can we move them?")
+    assert not CheckIn.objects.exists(), "a question is not a report: nothing is logged"
+    assert "Logged" not in reply and "You missed 2 sessions" in reply and "Option B" in reply
+    reply = say("sure")
+    assert reply.count("Moved: 2 of 2 sessions scheduled") == 1 and "undo" in reply
+    new = PlannedSession.objects.exclude(pk__in=[s.pk for s in missed])
+    assert new.count() == 2 and all(s.planned_start > timezone.now() for s in new)
+    reply = say("undo")
+    assert PlannedSession.objects.exclude(pk__in=[s.pk for s in missed]).count() == 0
+    assert reply.startswith("Undone: I took back 2 scheduled sessions.")
+
+
+def test_ambiguous_report_asks_which_session_then_the_second_one_logs_it(chat, api):
+    client, http = api
+    learner = onboarded_learner(client)
+    older, newer = _past_session(learner, hours_ago=50), _past_session(learner, hours_ago=3)
+    say = _conversation_for(http, learner)
+    reply = say("I skipped it, too tired")
+    assert not CheckIn.objects.exists() and reply.startswith("Which session skipped you mean")
+    reply = say("the second one")
+    checkin = CheckIn.objects.get()
+    assert checkin.session_id == older.id and checkin.outcome == "skipped"  # choices are newest first
+    assert "Logged: your" in reply and "as skipped" in reply
+    newer.refresh_from_db()
+    assert newer.status == SessionStatus.PLANNED
+
+
+def test_report_with_a_reference_logs_only_that_session_and_no_i_didnt_undoes_it(chat, api):
+    client, http = api
+    learner = onboarded_learner(client)
+    yesterday = _past_session(learner, hours_ago=24)
+    _past_session(learner, hours_ago=1)
+    say = _conversation_for(http, learner)
+    if timezone.now().astimezone(services.learner_tz(learner)).hour < 1:
+        pytest.skip("both sessions fall on the same local day just after midnight")
+    reply = say("I did yesterday's session")
+    checkin = CheckIn.objects.get()
+    assert checkin.session_id == yesterday.id and "as done" in reply and "undo" in reply
+    reply = say("no, I didn't")
+    assert not CheckIn.objects.exists()
+    yesterday.refresh_from_db()
+    assert yesterday.status == SessionStatus.PLANNED and reply.startswith("Undone: I took back the check-in.")
+
+
+def test_question_with_skip_in_it_is_not_a_report(chat, api):
+    client, http = api
+    learner = onboarded_learner(client)
+    _past_session(learner, hours_ago=3)
+    say = _conversation_for(http, learner)
+    say("should I skip today? I'm wiped out")
+    assert not CheckIn.objects.exists()
+    assert Turn.objects.get().rule != "session_report"

@@ -1,0 +1,57 @@
+"""Intent parsers (pure): a session report is told apart from a question, a plan request and a
+reschedule request before anything is written. Examples are the issue-14 messages."""
+
+import pytest
+
+from coaching.intent import PLAN, QUESTION, REPORT, RESCHEDULE, UNDO, parse_intent, pick_choice
+
+
+@pytest.mark.parametrize("text,kind", [
+    ("I missed two sessions, can we move them?", RESCHEDULE),
+    ("can we move the sessions I missed?", RESCHEDULE),
+    ("I skipped tuesday, could we reschedule it?", RESCHEDULE),
+    ("push my session back to friday", RESCHEDULE),
+    ("should I skip today?", QUESTION),
+    ("did you log my session?", QUESTION),
+    ("what if I miss one?", QUESTION),
+    ("I might skip tomorrow", "other"),
+    ("let's plan my week", PLAN),
+    ("I did my session today", REPORT),
+    ("skipped it, too tired", REPORT),
+    ("I missed yesterday's session", REPORT),
+    ("done!", REPORT),
+    ("did 20 minutes of pushing practice", REPORT),
+    ("undo", UNDO),
+    ("no, I didn't", UNDO),
+    ("no I didn't do it", UNDO),
+    ("that's wrong", UNDO),
+])
+def test_kinds(text, kind):
+    assert parse_intent(text).kind == kind
+
+
+@pytest.mark.parametrize("text,outcome,reference,weekday,count", [
+    ("I did my session today", "completed", "today", None, None),
+    ("I missed yesterday's session", "skipped", "yesterday", None, None),
+    ("skipped tuesday's practice", "skipped", "weekday", 1, None),
+    ("I skipped both sessions", "skipped", "all", None, 2),
+    ("I missed two sessions this week", "skipped", "all", None, 2),
+    ("I did it", "completed", "", None, None),
+])
+def test_report_reference(text, outcome, reference, weekday, count):
+    intent = parse_intent(text)
+    assert (intent.kind, intent.outcome, intent.reference, intent.weekday, intent.count) == (
+        REPORT, outcome, reference, weekday, count)
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("yes", 0), ("sure", 0), ("sounds good", 0), ("option B", 1), ("b", 1), ("the second one", 1),
+    ("the second one sounds less scary", 1), ("first", 0), ("the last one", 1), ("hmm, not sure", None),
+    ("what?", None),
+])
+def test_pick_choice(text, expected):
+    assert pick_choice(text, ["A", "B"]) == expected
+
+
+def test_pick_choice_by_day_name():
+    assert pick_choice("the tuesday one", ["A", "B"], ["Mon", "Tue"]) == 1
