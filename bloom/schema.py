@@ -1,14 +1,19 @@
 """OpenAPI for drf-spectacular: the bearer-token scheme of API clients (an extension, imported in
 BloomConfig.ready, so Swagger UI can authenticate and generation has no "could not resolve
-authenticator" warning) and the project's schema class (REST_FRAMEWORK["DEFAULT_SCHEMA_CLASS"])."""
+authenticator" warning), the one error shape as a schema component, and the project's schema
+class (REST_FRAMEWORK["DEFAULT_SCHEMA_CLASS"]).
+
+Every operation declares its request and response bodies (`@extend_schema` or a serializer on
+the view): there is no free-form fallback, and `bloom/tests/test_openapi_typed.py` fails on any
+operation that is not typed. The schema class adds the error responses every operation can give
+(400 bad input, 401 no/invalid token, 403 not allowed, 404 unknown id, 429 throttled) with the
+error schema, so a view only declares the ones that are specific to it (409, 503…)."""
 
 from __future__ import annotations
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema
-from drf_spectacular.types import OpenApiTypes
-from rest_framework.generics import GenericAPIView
-from rest_framework.views import APIView
+from rest_framework import serializers
 
 
 class ApiTokenScheme(OpenApiAuthenticationExtension):
@@ -20,29 +25,28 @@ class ApiTokenScheme(OpenApiAuthenticationExtension):
                 "description": "An API client token: `Authorization: Bearer bloom_…` (stored hashed)."}
 
 
+class ErrorDetail(serializers.Serializer):
+    code = serializers.CharField(help_text="machine-readable, e.g. invalid, not_found, throttled")
+    message = serializers.CharField(help_text="one sentence for a human")
+    field = serializers.CharField(allow_null=True, help_text="the input field at fault, when there is one")
+
+
+class ErrorOut(serializers.Serializer):
+    """`{"error": {"code", "message", "field"}}` — every error of the API."""
+
+    error = ErrorDetail()
+
+
+COMMON_ERRORS = (400, 401, 403, 429)
+
+
 class BloomAutoSchema(AutoSchema):
-    """The project's schema class. Views with `@extend_schema` or a serializer are described
-    exactly as before. A plain APIView with neither — most views here validate with serializers
-    inside the method, which drf-spectacular cannot see — is described as taking (POST/PUT/PATCH)
-    and returning a free-form JSON object instead of being dropped with a warning, so the schema
-    still lists every operation (and schemathesis fuzzes it). Annotating such views with
-    `@extend_schema(request=…, responses=…)` replaces the fallback."""
-
-    def _free_form(self) -> bool:
-        view = self.view
-        return isinstance(view, APIView) and not isinstance(view, GenericAPIView) and not any(
-            callable(getattr(view, name, None)) for name in ("get_serializer", "get_serializer_class")
-        ) and not hasattr(view, "serializer_class")
-
-    def get_request_serializer(self):
-        if self._free_form():
-            return OpenApiTypes.OBJECT if self.method in ("POST", "PUT", "PATCH") else None
-        return super().get_request_serializer()
-
-    def get_response_serializers(self):
-        if self._free_form():
-            return OpenApiTypes.OBJECT
-        return super().get_response_serializers()
+    def _get_response_bodies(self, direction="response"):
+        # Here, not in get_response_serializers: `@extend_schema` replaces that method.
+        responses = super()._get_response_bodies(direction)
+        for code in (*COMMON_ERRORS, *([404] if "{" in self.path else [])):
+            responses.setdefault(str(code), self._get_response_for_code(ErrorOut, str(code), direction=direction))
+        return responses
 
     def _is_list_view(self, serializer=None) -> bool:
         # `FooListView.get` lists; without this both GET /learners and GET /learners/{id} would be
@@ -50,3 +54,52 @@ class BloomAutoSchema(AutoSchema):
         if self.method == "GET" and type(self.view).__name__.endswith("ListView"):
             return True
         return super()._is_list_view(serializer)
+
+
+# --- views described from here --------------------------------------------------------------------
+# The research app's API views validate inside their methods, where drf-spectacular cannot see
+# the serializers; these extensions describe them from outside (the views stay unchanged).
+def _research_views():
+    from drf_spectacular.extensions import OpenApiViewExtension
+    from drf_spectacular.types import OpenApiTypes
+    from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+
+    def describe(target: str, **methods):
+        def view_replacement(self):
+            return extend_schema_view(**methods)(type("Described", (self.target_class,), {}))
+
+        return type(f"Describe{target.rsplit('.', 1)[1]}", (OpenApiViewExtension,),
+                    {"target_class": target, "view_replacement": view_replacement})
+
+    from coaching.research.api.serializers import (
+        CalendarFeedOutSerializer,
+        CalendarImportOutSerializer,
+        CalendarImportSerializer,
+        ExportQuerySerializer,
+    )
+
+    base = "coaching.research.api.views."
+    return [
+        describe(base + "StudyExportView", get=extend_schema(
+            summary="Export a study's adherence data (permission research.export_research_data)",
+            parameters=[ExportQuerySerializer],
+            responses={(200, "text/csv"): OpenApiTypes.STR, (200, "application/vnd.apache.parquet"):
+                       OpenApiTypes.BINARY})),
+        describe(base + "CodebookView", get=extend_schema(
+            summary="The export's codebook (Markdown)",
+            parameters=[OpenApiParameter("study", OpenApiTypes.INT, description="add this study's date-shift "
+                                                                                "statement")],
+            responses={(200, "text/markdown"): OpenApiTypes.STR})),
+        describe(base + "LearnerCalendarView", post=extend_schema(
+            summary="Create or rotate a learner's calendar feed (the URL is shown once)", request=None,
+            responses={201: CalendarFeedOutSerializer})),
+        describe(base + "LearnerCalendarConfirmView", post=extend_schema(
+            summary="Record that the learner subscribed to their calendar feed", request=None,
+            responses=CalendarFeedOutSerializer)),
+        describe(base + "LearnerCalendarImportView", post=extend_schema(
+            summary="Import completed sessions from an ICS file", request=CalendarImportSerializer,
+            responses=CalendarImportOutSerializer)),
+    ]
+
+
+RESEARCH_VIEW_EXTENSIONS = _research_views()

@@ -1,9 +1,34 @@
 from django.contrib import admin
-from django.urls import include, path
+from django.http import HttpResponseRedirect
+from django.urls import Resolver404, include, path, re_path, resolve
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from bloom import api_tokens
+from bloom.api_errors import error_json
 from bloom.health import healthz
+
+
+def other_spelling(request):
+    """One URL style under /api/v1/: no trailing slash. A path that only matches with its slash
+    toggled (an old `…/facts/` link) is redirected to the canonical path when that is safe to
+    repeat (GET/HEAD: 308, which keeps the method), and is a 404 naming the canonical path
+    otherwise, so a write is never silently re-sent somewhere else."""
+    path_ = request.path
+    other = path_[:-1] if path_.endswith("/") else path_ + "/"
+    try:
+        match = resolve(other)
+    except Resolver404:
+        match = None
+    if match is None or match.func is other_spelling:
+        return error_json(404, message=f"No API route {path_}.")
+    if request.method in ("GET", "HEAD"):
+        query = request.META.get("QUERY_STRING", "")
+        response = HttpResponseRedirect(other + (f"?{query}" if query else ""))
+        response.status_code = 308
+        return response
+    return error_json(404, message=f"No API route {path_}; the route is {other} (no trailing slash under "
+                                   "/api/v1/).", code="not_found")
+
 
 api_v1 = [
     path("tokens", api_tokens.TokenListView.as_view(), name="token-list"),
@@ -13,6 +38,7 @@ api_v1 = [
     path("memory/", include("memory.api.urls")),
     path("telemetry/", include("telemetry.api.urls")),
     path("evaluation/", include("evaluation.api.urls")),
+    re_path(r"^.*$", other_spelling),  # last: only what nothing else matched
 ]
 
 urlpatterns = [

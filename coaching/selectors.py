@@ -10,11 +10,13 @@ from django.utils import timezone
 
 from coaching.models import (
     ApiClient,
+    CheckIn,
     Conversation,
     Learner,
     LearnerProfile,
     Message,
     MessageStatus,
+    Plan,
     PlannedSession,
     Role,
     SessionStatus,
@@ -138,3 +140,37 @@ def turns_in_flight() -> bool:
     query on Message.created_at; asked at most every BLOOM_LLM_YIELD_POLL seconds."""
     since = timezone.now() - timedelta(seconds=TURN_IN_FLIGHT_WINDOW_S)
     return Message.objects.filter(created_at__gte=since, status=MessageStatus.PENDING, role=Role.LEARNER).exists()
+
+
+# --- plans, sessions, check-ins and turns as API resources (client-scoped like the rest) ----------
+def plans_for(*, learner: Learner, week_start=None) -> QuerySet[Plan]:
+    # The prefetch sets each session's `plan` (and so its learner) without more queries.
+    qs = Plan.objects.filter(learner=learner).select_related("learner").prefetch_related("sessions") \
+        .order_by("-week_start")
+    return qs.filter(week_start=week_start) if week_start is not None else qs
+
+
+def sessions_for(*, learner: Learner, week_start=None, status: str | None = None) -> QuerySet[PlannedSession]:
+    """A learner's sessions, in start order; `week_start` is the Monday of a week in the learner's
+    own time zone (the plan a session belongs to)."""
+    qs = PlannedSession.objects.filter(plan__learner=learner).select_related("plan")
+    if week_start is not None:
+        qs = qs.filter(plan__week_start=week_start)
+    if status:
+        qs = qs.filter(status=status)
+    return qs.order_by("planned_start", "id")
+
+
+def session_get(*, client: ApiClient | None, session_id: int) -> PlannedSession | None:
+    qs = PlannedSession.objects.select_related("plan__learner")
+    if client is not None:
+        qs = qs.filter(plan__learner__client=client)
+    return qs.filter(pk=session_id).first()
+
+
+def checkins_for(*, learner: Learner) -> QuerySet[CheckIn]:
+    return CheckIn.objects.filter(learner=learner).order_by("-created_at", "-id")
+
+
+def turns_for(*, conversation: Conversation) -> QuerySet[Turn]:
+    return Turn.objects.filter(learner_message__conversation=conversation).order_by("learner_message_id")

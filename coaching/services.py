@@ -194,16 +194,26 @@ def week_start_for(learner: Learner, when: datetime) -> datetime.date:
     return local - timedelta(days=local.weekday())
 
 
-@transaction.atomic
-def session_schedule(*, learner: Learner, start: datetime, duration_minutes: int, topic: str = "") -> PlannedSession:
+def _session_start(learner: Learner, start: datetime) -> datetime:
     if timezone.is_naive(start):
         start = start.replace(tzinfo=learner_tz(learner))
-    if not 5 <= int(duration_minutes) <= 600:
-        raise ServiceError("duration_minutes must be between 5 and 600", field="duration_minutes")
     if start < timezone.now() - timedelta(minutes=5):
         raise ServiceError("cannot schedule a session in the past", field="start")
+    return start
+
+
+def _session_minutes(duration_minutes: int) -> int:
+    if not 5 <= int(duration_minutes) <= 600:
+        raise ServiceError("duration_minutes must be between 5 and 600", field="duration_minutes")
+    return int(duration_minutes)
+
+
+@transaction.atomic
+def session_schedule(*, learner: Learner, start: datetime, duration_minutes: int, topic: str = "") -> PlannedSession:
+    minutes = _session_minutes(duration_minutes)
+    start = _session_start(learner, start)
     plan, _ = Plan.objects.get_or_create(learner=learner, week_start=week_start_for(learner, start))
-    return PlannedSession.objects.create(plan=plan, planned_start=start, duration_minutes=int(duration_minutes),
+    return PlannedSession.objects.create(plan=plan, planned_start=start, duration_minutes=minutes,
                                          topic=topic[:200])
 
 
@@ -363,3 +373,30 @@ def staff_demo_user_ensure(*, username: str, password: str):
     user.set_password(password)
     user.save()
     return user
+
+
+@transaction.atomic
+def session_reschedule(*, session: PlannedSession, start: datetime | None = None,
+                       duration_minutes: int | None = None, topic: str | None = None) -> PlannedSession:
+    """Move or change a planned session, with the same rules as `session_schedule` (5-600 min,
+    not in the past). A session already reported (completed, skipped, missed) is history and is
+    not moved. A new start in another week moves the session to that week's plan."""
+    session = PlannedSession.objects.select_for_update().select_related("plan__learner").get(pk=session.pk)
+    if session.status != SessionStatus.PLANNED:
+        raise ServiceError(f"only planned sessions can be rescheduled (this one is {session.status})",
+                           code="not_planned", field="status", status=409)
+    learner = session.plan.learner
+    fields: list[str] = []
+    if duration_minutes is not None:
+        session.duration_minutes = _session_minutes(duration_minutes)
+        fields.append("duration_minutes")
+    if topic is not None:
+        session.topic = topic[:200]
+        fields.append("topic")
+    if start is not None:
+        start = session.planned_start = _session_start(learner, start)
+        session.plan, _ = Plan.objects.get_or_create(learner=learner, week_start=week_start_for(learner, start))
+        fields += ["planned_start", "plan"]
+    if fields:
+        session.save(update_fields=fields)
+    return session

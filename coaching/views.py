@@ -7,6 +7,7 @@ from __future__ import annotations
 from django.contrib.admin.views.decorators import staff_member_required
 from django.http import Http404
 from django.shortcuts import redirect, render
+from drf_spectacular.utils import extend_schema
 from rest_framework import permissions
 from rest_framework.authentication import SessionAuthentication
 from rest_framework.views import APIView
@@ -61,6 +62,7 @@ class ChatSendView(EventStreamNegotiation, APIView):
     authentication_classes = [SessionAuthentication]  # enforces CSRF for the page
     permission_classes = [IsStaff]
 
+    @extend_schema(exclude=True)  # the page's own form endpoint, not part of the client API
     def post(self, request, research_id):
         learner = _learner_or_404(research_id)
         conversation = _conversation(learner)

@@ -39,7 +39,7 @@ class FactHistoryInline(admin.TabularInline):
 @admin.register(Fact)
 class FactAdmin(ReadOnlyAdmin):
     list_display = ("id", "learner", "fact_type", "short", "confidence", "tier", "archived", "surprise",
-                    "access_count", "created_at", "last_accessed_at")
+                    "superseded_by_id", "valid_to", "access_count", "created_at", "last_accessed_at")
     list_filter = ("fact_type", "tier", "archived", "surprise", "source_agent")
     search_fields = ("content", "learner__display_name")
     raw_id_fields = ("learner", "source_message", "conflicts_with", "superseded_by", "summary")
@@ -70,6 +70,39 @@ class SurpriseReviewAdmin(ReadOnlyAdmin):
     def get_queryset(self, request):
         return super().get_queryset(request).filter(surprise=True).select_related("conflicts_with", "learner") \
             .defer("embedding", "conflicts_with__embedding")
+
+    actions = ["new_replaces_old", "keep_both", "reject_new"]
+
+    def has_resolve_permission(self, request: HttpRequest) -> bool:
+        # Resolving rewrites validity (never content): editors of facts only, not auditors.
+        return request.user.has_perm("memory.change_fact")
+
+    def _resolve(self, request: HttpRequest, queryset, resolution: str) -> None:
+        from memory.revisions import surprise_resolve
+        from memory.rules import MemoryInputError
+
+        done, failed = 0, []
+        for fact_id in queryset.values_list("pk", flat=True):
+            try:
+                surprise_resolve(fact_id=fact_id, resolution=resolution, service="memory.admin")
+                done += 1
+            except MemoryInputError as exc:
+                failed.append(f"#{fact_id}: {exc}")
+        self.message_user(request, f"{done} surprise(s) resolved: {resolution.replace('_', ' ')}.")
+        if failed:
+            self.message_user(request, "Not resolved: " + "; ".join(failed), level="warning")
+
+    @admin.action(description="New replaces old (the older fact is superseded)", permissions=["resolve"])
+    def new_replaces_old(self, request, queryset):
+        self._resolve(request, queryset, "new_replaces_old")
+
+    @admin.action(description="Keep both (no real conflict)", permissions=["resolve"])
+    def keep_both(self, request, queryset):
+        self._resolve(request, queryset, "keep_both")
+
+    @admin.action(description="Reject new (the new fact is superseded by the older one)", permissions=["resolve"])
+    def reject_new(self, request, queryset):
+        self._resolve(request, queryset, "reject_new")
 
     @admin.display(description="conflicts with (older fact)")
     def conflicting(self, obj: Fact) -> str:

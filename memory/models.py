@@ -71,6 +71,8 @@ class Fact(models.Model):
     superseded_by = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="supersedes"
     )
+    # When the fact stopped being true (set with superseded_by; the row and its history stay).
+    valid_to = models.DateTimeField(null=True, blank=True)
     summary = models.ForeignKey(Summary, null=True, blank=True, on_delete=models.SET_NULL, related_name="facts")
 
     class Meta:

@@ -1,11 +1,26 @@
 from __future__ import annotations
 
+from datetime import timedelta
 from decimal import Decimal
 
 from django.conf import settings
 from rest_framework import serializers
 
-from coaching.models import BestTime, Conversation, GoalCategory, Learner, LearnerProfile, Message, StudyArm
+from coaching.models import (
+    BestTime,
+    CheckIn,
+    CheckInOutcome,
+    Conversation,
+    GoalCategory,
+    Learner,
+    LearnerProfile,
+    Message,
+    Plan,
+    PlannedSession,
+    SessionStatus,
+    StudyArm,
+    Turn,
+)
 
 
 class LearnerCreateIn(serializers.Serializer):
@@ -16,6 +31,8 @@ class LearnerCreateIn(serializers.Serializer):
 
 class ProfileOut(serializers.ModelSerializer):
     onboarded = serializers.BooleanField(read_only=True)
+    # Declared: the model's float validators would make DRF warn when building the field.
+    weekly_hours = serializers.DecimalField(max_digits=4, decimal_places=1, read_only=True, allow_null=True)
 
     class Meta:
         model = LearnerProfile
@@ -68,3 +85,112 @@ class MessageIn(serializers.Serializer):
             raise serializers.ValidationError(
                 f"Message is too long: {len(value)} characters; the limit is {limit} characters.", code="too_long")
         return value
+
+
+class TurnReplyOut(serializers.Serializer):
+    message = MessageOut(help_text="the learner's message as stored")
+    reply = MessageOut(help_text="the coach's reply")
+    specialist = serializers.CharField(required=False, help_text="which specialist answered")
+    trace_id = serializers.CharField(required=False, help_text="telemetry trace of the turn")
+    replayed = serializers.BooleanField(required=False, help_text="true when an Idempotency-Key was seen before")
+
+
+class TurnUnavailableDetail(serializers.Serializer):
+    code = serializers.CharField()
+    message = serializers.CharField()
+    field = serializers.CharField(allow_null=True)
+    message_id = serializers.IntegerField(help_text="the learner's message, kept as unanswered")
+
+
+class TurnUnavailableOut(serializers.Serializer):
+    error = TurnUnavailableDetail()
+
+
+class SessionOut(serializers.ModelSerializer):
+    learner = serializers.UUIDField(source="plan.learner.research_id", read_only=True)
+    week_start = serializers.DateField(source="plan.week_start", read_only=True)
+    start = serializers.DateTimeField(source="planned_start")
+
+    class Meta:
+        model = PlannedSession
+        fields = ["id", "learner", "week_start", "start", "duration_minutes", "topic", "status", "completed_at",
+                  "completion_source", "created_at"]
+
+
+class PlanOut(serializers.ModelSerializer):
+    learner = serializers.UUIDField(source="learner.research_id", read_only=True)
+    sessions = SessionOut(many=True, read_only=True)
+
+    class Meta:
+        model = Plan
+        fields = ["id", "learner", "week_start", "created_at", "sessions"]
+
+
+class WeekQuery(serializers.Serializer):
+    week = serializers.DateField(required=False, help_text="any day of the week wanted (the learner's own "
+                                                           "calendar); its Monday starts the plan")
+    status = serializers.ChoiceField(choices=SessionStatus.choices, required=False)
+
+    def week_start(self):
+        day = self.validated_data.get("week")
+        return day - timedelta(days=day.weekday()) if day else None
+
+
+class LearnerLocalDateTimeField(serializers.DateTimeField):
+    """A time without an offset stays naive here, so the service reads it in the learner's own
+    time zone (DRF would read it in the server's)."""
+
+    def enforce_timezone(self, value):
+        return value
+
+
+class SessionIn(serializers.Serializer):
+    start = LearnerLocalDateTimeField(help_text="ISO 8601; without an offset it is the learner's local time")
+    duration_minutes = serializers.IntegerField(min_value=5, max_value=600)
+    topic = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+
+
+class SessionPatchIn(serializers.Serializer):
+    start = LearnerLocalDateTimeField(required=False, help_text="ISO 8601; without an offset: the learner's time")
+    duration_minutes = serializers.IntegerField(min_value=5, max_value=600, required=False)
+    topic = serializers.CharField(max_length=200, required=False, allow_blank=True)
+
+    def validate(self, attrs):
+        if not attrs:
+            raise serializers.ValidationError({"start": "send start, duration_minutes and/or topic"})
+        return attrs
+
+
+class CheckInIn(serializers.Serializer):
+    outcome = serializers.ChoiceField(choices=CheckInOutcome.choices)
+
+
+class CheckInOut(serializers.ModelSerializer):
+    learner = serializers.UUIDField(source="learner.research_id", read_only=True)
+    session = serializers.IntegerField(source="session_id", allow_null=True, read_only=True)
+    message = serializers.IntegerField(source="message_id", allow_null=True, read_only=True)
+
+    class Meta:
+        model = CheckIn
+        fields = ["id", "learner", "session", "message", "outcome", "created_at"]
+
+
+class CheckInCreatedOut(CheckInOut):
+    session_detail = SessionOut(source="session", read_only=True, allow_null=True)
+
+    class Meta(CheckInOut.Meta):
+        fields = [*CheckInOut.Meta.fields, "session_detail"]
+
+
+class TurnOut(serializers.ModelSerializer):
+    learner_message = serializers.IntegerField(source="learner_message_id", read_only=True)
+    reply = serializers.IntegerField(source="reply_id", allow_null=True, read_only=True)
+    tools = serializers.SerializerMethodField(help_text="names of the tools called in this turn")
+
+    class Meta:
+        model = Turn
+        fields = ["id", "learner_message", "reply", "specialist", "rule", "reason", "outcome", "trace_id",
+                  "prompt_version", "model_calls", "tools", "timings", "created_at"]
+
+    def get_tools(self, turn: Turn) -> list[str]:
+        return [str(c.get("name", "")) for c in (turn.tool_calls or []) if isinstance(c, dict)]

@@ -2,13 +2,20 @@ from django.urls import path
 
 from coaching.api import views
 
+# One style across /api/v1/: no trailing slash; a learner is always its UUID.
 urlpatterns = [
     path("learners", views.LearnerListView.as_view(), name="learner-list"),
     path("learners/<uuid:research_id>", views.LearnerDetailView.as_view(), name="learner-detail"),
     path("learners/<uuid:research_id>/profile", views.ProfileView.as_view(), name="learner-profile"),
     path("learners/<uuid:research_id>/conversations", views.ConversationStartView.as_view(),
          name="conversation-start"),
+    path("learners/<uuid:research_id>/plans", views.PlanListView.as_view(), name="learner-plans"),
+    path("learners/<uuid:research_id>/sessions", views.SessionListView.as_view(), name="learner-sessions"),
+    path("learners/<uuid:research_id>/checkins", views.CheckInListView.as_view(), name="learner-checkins"),
+    path("sessions/<int:session_id>", views.SessionDetailView.as_view(), name="session-detail"),
+    path("sessions/<int:session_id>/checkins", views.SessionCheckInView.as_view(), name="session-checkin"),
     path("conversations/<int:conversation_id>/messages", views.MessagesView.as_view(), name="conversation-messages"),
+    path("conversations/<int:conversation_id>/turns", views.TurnListView.as_view(), name="conversation-turns"),
 ]
 
 # Issue 7 (research app): studies export, codebook, calendar feed/import.

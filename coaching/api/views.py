@@ -5,21 +5,35 @@ from __future__ import annotations
 import math
 
 from django.http import Http404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from bloom.schema import ErrorOut
 from coaching import selectors, services
 from coaching.api.errors import error_response
 from coaching.api.serializers import (
+    CheckInCreatedOut,
+    CheckInIn,
+    CheckInOut,
     ConversationOut,
     LearnerCreateIn,
     LearnerOut,
     MessageIn,
     MessageOut,
+    PlanOut,
     ProfileOut,
     ProfileUpdateIn,
+    SessionIn,
+    SessionOut,
+    SessionPatchIn,
+    TurnOut,
+    TurnReplyOut,
+    TurnUnavailableOut,
+    WeekQuery,
 )
 from coaching.engine import ModelDown, turn_run
 from coaching.models import ApiClient, Message, MessageStatus
@@ -51,15 +65,18 @@ def _conversation(request, conversation_id):
 
 
 class LearnerListView(APIView):
+    pagination_class = LimitOffsetPagination  # read by the schema generator
+
+    @extend_schema(summary="List the client's learners", responses=LearnerOut(many=True))
     def get(self, request):
         client = client_of(request)
         qs = selectors.learners_for_client(client=client) if client else \
             selectors.Learner.objects.select_related("profile").all()
-        paginator = LimitOffsetPagination()
-        page = paginator.paginate_queryset(qs.order_by("id"), request, view=self)
-        return paginator.get_paginated_response(LearnerOut(page, many=True).data)
+        return _page(request, self, qs.order_by("id"), LearnerOut)
 
+    @extend_schema(summary="Create a learner", request=LearnerCreateIn, responses={201: LearnerOut})
     def post(self, request):
+        """The response's `id` (a UUID) is the learner's one identifier in every route."""
         client = client_of(request)
         if client is None:
             return error_response("client_required", "Learners are created by an API client (Bearer token).",
@@ -73,9 +90,11 @@ class LearnerListView(APIView):
 
 
 class LearnerDetailView(APIView):
+    @extend_schema(summary="Get a learner", responses=LearnerOut)
     def get(self, request, research_id):
         return Response(LearnerOut(_learner(request, research_id)).data)
 
+    @extend_schema(summary="Erase a learner", request=None, responses={204: None})
     def delete(self, request, research_id):
         """Erase the learner: memory, conversations, messages, plans… gone; telemetry anonymised."""
         from bloom.erasure import learner_erase
@@ -85,10 +104,12 @@ class LearnerDetailView(APIView):
 
 
 class ProfileView(APIView):
+    @extend_schema(summary="Get a learner's profile", responses=ProfileOut)
     def get(self, request, research_id):
         learner = _learner(request, research_id)
         return Response(ProfileOut(selectors.profile_get(learner=learner)).data)
 
+    @extend_schema(summary="Update a learner's profile", request=ProfileUpdateIn, responses=ProfileOut)
     def patch(self, request, research_id):
         learner = _learner(request, research_id)
         data = ProfileUpdateIn(data=request.data, partial=True)
@@ -100,7 +121,9 @@ class ProfileView(APIView):
 
 
 class ConversationStartView(APIView):
+    @extend_schema(summary="Start a conversation", request=None, responses={201: ConversationOut})
     def post(self, request, research_id):
+        """A learner still onboarding gets the first onboarding question as the opening message."""
         learner = _learner(request, research_id)
         conversation = services.conversation_start(learner=learner)
         return Response(ConversationOut(conversation).data, status=status.HTTP_201_CREATED)
@@ -159,13 +182,32 @@ class EventStreamNegotiation:
         return super().perform_content_negotiation(request, force=True)
 
 
+SSE_DESCRIPTION = ("With `Accept: text/event-stream`: `event: token` frames (`{\"text\"}`) as the reply is "
+                   "generated, then one `event: final` frame with the message id, content, specialist and "
+                   "trace id.")
+
+
 class MessagesView(EventStreamNegotiation, APIView):
+    pagination_class = LimitOffsetPagination  # read by the schema generator
+
+    @extend_schema(summary="List a conversation's messages", responses=MessageOut(many=True))
     def get(self, request, conversation_id):
         conversation = _conversation(request, conversation_id)
-        paginator = LimitOffsetPagination()
-        page = paginator.paginate_queryset(selectors.messages_list(conversation=conversation), request, view=self)
-        return paginator.get_paginated_response(MessageOut(page, many=True).data)
+        return _page(request, self, selectors.messages_list(conversation=conversation), MessageOut)
 
+    @extend_schema(
+        summary="Send a learner message and get the coach's reply",
+        request=MessageIn,
+        parameters=[OpenApiParameter("Idempotency-Key", OpenApiTypes.STR, OpenApiParameter.HEADER,
+                                     description="a retry with the same key returns the same reply, no second turn")],
+        responses={
+            (201, "application/json"): TurnReplyOut,
+            (201, "text/event-stream"): OpenApiResponse(OpenApiTypes.STR, description=SSE_DESCRIPTION),
+            200: OpenApiResponse(TurnReplyOut, description="the same Idempotency-Key again: the stored reply"),
+            409: OpenApiResponse(ErrorOut, description="that Idempotency-Key is still being answered"),
+            503: OpenApiResponse(TurnUnavailableOut, description="the model is down (Retry-After); the message "
+                                                                 "is kept as unanswered"),
+        })
     def post(self, request, conversation_id):
         conversation = _conversation(request, conversation_id)
         data = MessageIn(data=request.data)
@@ -174,3 +216,112 @@ class MessagesView(EventStreamNegotiation, APIView):
         if key and len(key) > 128:
             return error_response("invalid", "Idempotency-Key is longer than 128 characters.", field="idempotency_key")
         return post_message(request, conversation, data.validated_data["content"], key)
+
+
+# --- plans, sessions, check-ins, turns --------------------------------------------------------------
+# The same services the coach's tools call (`session_schedule`, `checkin_log`), so a session a
+# client creates or marks done is indistinguishable from one made in the chat.
+def _session(request, session_id):
+    session = selectors.session_get(client=client_of(request), session_id=session_id)
+    if session is None:
+        raise Http404("Session not found.")
+    return session
+
+
+def _week(request) -> WeekQuery:
+    query = WeekQuery(data=request.query_params)
+    query.is_valid(raise_exception=True)
+    return query
+
+
+def _page(request, view, rows, serializer):
+    paginator = LimitOffsetPagination()
+    page = paginator.paginate_queryset(rows, request, view=view)
+    return paginator.get_paginated_response(serializer(page, many=True).data)
+
+
+class PlanListView(APIView):
+    pagination_class = LimitOffsetPagination
+
+    @extend_schema(summary="A learner's weekly plans with their sessions", parameters=[WeekQuery],
+                   responses=PlanOut(many=True))
+    def get(self, request, research_id):
+        """Newest week first; `week=<any day>` gives that week's plan only."""
+        learner = _learner(request, research_id)
+        week = _week(request)
+        return _page(request, self, selectors.plans_for(learner=learner, week_start=week.week_start()), PlanOut)
+
+
+class SessionListView(APIView):
+    pagination_class = LimitOffsetPagination
+
+    @extend_schema(summary="A learner's planned sessions", parameters=[WeekQuery], responses=SessionOut(many=True))
+    def get(self, request, research_id):
+        """In start order; filter by `week` (any day of it, the learner's calendar) and `status`."""
+        learner = _learner(request, research_id)
+        week = _week(request)
+        rows = selectors.sessions_for(learner=learner, week_start=week.week_start(),
+                                      status=week.validated_data.get("status"))
+        return _page(request, self, rows.select_related("plan__learner"), SessionOut)
+
+    @extend_schema(summary="Plan a session", request=SessionIn, responses={201: SessionOut})
+    def post(self, request, research_id):
+        """Goes into the plan of the session's week (created when missing). 5-600 minutes, not in
+        the past."""
+        learner = _learner(request, research_id)
+        data = SessionIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        session = services.session_schedule(learner=learner, start=v["start"], duration_minutes=v["duration_minutes"],
+                                            topic=v["topic"])
+        return Response(SessionOut(session).data, status=status.HTTP_201_CREATED)
+
+
+class SessionDetailView(APIView):
+    @extend_schema(summary="Get a session", responses=SessionOut)
+    def get(self, request, session_id):
+        return Response(SessionOut(_session(request, session_id)).data)
+
+    @extend_schema(summary="Reschedule a session", request=SessionPatchIn,
+                   responses={200: SessionOut, 409: OpenApiResponse(ErrorOut, description="already reported")})
+    def patch(self, request, session_id):
+        """Move (`start`), resize or rename a planned session; a reported one (completed,
+        skipped, missed) is a 409."""
+        session = _session(request, session_id)
+        data = SessionPatchIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        session = services.session_reschedule(session=session, **data.validated_data)
+        return Response(SessionOut(session).data)
+
+
+class SessionCheckInView(APIView):
+    @extend_schema(summary="Mark a session done or skipped", request=CheckInIn, responses={201: CheckInCreatedOut})
+    def post(self, request, session_id):
+        """Records a check-in (self report) and sets the session's status, as a "done" in the chat does."""
+        session = _session(request, session_id)
+        data = CheckInIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        checkin = services.checkin_log(learner=session.plan.learner, outcome=data.validated_data["outcome"],
+                                       session=session)
+        return Response(CheckInCreatedOut(checkin).data, status=status.HTTP_201_CREATED)
+
+
+class CheckInListView(APIView):
+    pagination_class = LimitOffsetPagination
+
+    @extend_schema(summary="A learner's check-ins", responses=CheckInOut(many=True))
+    def get(self, request, research_id):
+        """Newest first: what the learner reported, in the chat or through this API."""
+        learner = _learner(request, research_id)
+        return _page(request, self, selectors.checkins_for(learner=learner).select_related("learner"), CheckInOut)
+
+
+class TurnListView(APIView):
+    pagination_class = LimitOffsetPagination
+
+    @extend_schema(summary="The turns of a conversation", responses=TurnOut(many=True))
+    def get(self, request, conversation_id):
+        """One per learner message: the routing decision (rule, reason), the specialist, the
+        outcome (ok, fallback, unavailable, templated), the tools called and the trace id."""
+        conversation = _conversation(request, conversation_id)
+        return _page(request, self, selectors.turns_for(conversation=conversation), TurnOut)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from django.http import Http404
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
 from rest_framework.permissions import IsAdminUser
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -12,11 +14,49 @@ from evaluation.models import EvalRun
 from evaluation.selectors import run_export, run_get
 
 
+# Schema of the export (what `evaluation.selectors.run_export` returns); free-form parts are
+# the stored JSON of a run (config, checks, summary), typed as JSON values.
+class _Run(serializers.Serializer):
+    id = serializers.IntegerField()
+    label = serializers.CharField()
+    mode = serializers.CharField()
+    set = serializers.CharField()
+    rubric = serializers.CharField(allow_null=True)
+    config = serializers.JSONField()
+    status = serializers.CharField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+    wall_time_s = serializers.FloatField(allow_null=True)
+    replay_time_s = serializers.FloatField(allow_null=True)
+    judge_time_s = serializers.FloatField(allow_null=True)
+    model_calls = serializers.IntegerField()
+    judge_calls = serializers.IntegerField()
+
+
+class _Reply(serializers.Serializer):
+    transcript = serializers.CharField()
+    turn = serializers.IntegerField()
+    learner = serializers.CharField()
+    reply = serializers.CharField()
+    specialist = serializers.CharField()
+    outcome = serializers.CharField()
+    checks = serializers.JSONField()
+    scores = serializers.ListField(child=serializers.JSONField())
+
+
+class RunExportOut(serializers.Serializer):
+    run = _Run()
+    summary = serializers.JSONField()
+    replies = _Reply(many=True, help_text="every reply with its checks and judge scores (more keys per reply)")
+    comparisons_as_candidate = serializers.ListField(child=serializers.JSONField())
+
+
 class RunExportView(APIView):
     """GET /api/v1/evaluation/runs/<id>/export: the whole run as JSON (staff only)."""
 
     permission_classes = [IsAdminUser]
 
+    @extend_schema(summary="Export an evaluation run (staff)", responses=RunExportOut)
     def get(self, request: Request, run_id: int) -> Response:
         try:
             run = run_get(run_id=run_id)

@@ -37,30 +37,69 @@ class SearchInputSerializer(serializers.Serializer):
     limit = serializers.IntegerField(required=False, default=10, min_value=1, max_value=conf.SEARCH_MAX_LIMIT)
 
 
-class FactListFilterSerializer(serializers.Serializer):
+class FactFilterSerializer(serializers.Serializer):
+    """Filters of the fact list and the learner search (query parameters)."""
+
     fact_type = serializers.ChoiceField(choices=FACT_TYPES, required=False)
     tier = serializers.ChoiceField(choices=("hot", "warm", "cold"), required=False)
     surprise = serializers.BooleanField(required=False, allow_null=True, default=None)
     archived = serializers.BooleanField(required=False, allow_null=True, default=None)
+    include_superseded = serializers.BooleanField(
+        required=False, default=False, help_text="also return facts another fact superseded (hidden by default)")
+    created_after = serializers.DateTimeField(required=False)
+    created_before = serializers.DateTimeField(required=False)
+    accessed_after = serializers.DateTimeField(required=False)
+    accessed_before = serializers.DateTimeField(required=False)
+    source_agent = serializers.CharField(required=False, max_length=40, help_text="extractor, api, mcp, …")
+    conversation = serializers.IntegerField(required=False, min_value=1,
+                                            help_text="only facts extracted from this conversation")
+
+    def validate(self, attrs):
+        for start, end in (("created_after", "created_before"), ("accessed_after", "accessed_before")):
+            if attrs.get(start) and attrs.get(end) and attrs[start] >= attrs[end]:
+                raise serializers.ValidationError({end: f"{end} must be after {start}"})
+        return attrs
+
+
+class SearchQuerySerializer(SearchInputSerializer, FactFilterSerializer):
+    pass
+
+
+class FactPatchSerializer(serializers.Serializer):
+    content = serializers.CharField(required=False, max_length=conf.FACT_MAX_CHARS, trim_whitespace=True)
+    fact_type = serializers.ChoiceField(choices=FACT_TYPES, required=False)
+
+    def validate(self, attrs):
+        if not attrs:
+            raise serializers.ValidationError({"content": "send content and/or fact_type"})
+        return attrs
+
+
+class SupersedeSerializer(serializers.Serializer):
+    superseded_by = serializers.IntegerField(min_value=1,
+                                             help_text="id of the fact (same learner) that replaces this one")
 
 
 class FactOutputSerializer(serializers.Serializer):
     id = serializers.IntegerField()
-    learner_id = serializers.IntegerField()
-    fact_type = serializers.CharField()
+    learner = serializers.UUIDField(source="learner.research_id", help_text="the learner's id (UUID)")
+    fact_type = serializers.ChoiceField(choices=FACT_TYPES)
     content = serializers.CharField()
     confidence = serializers.FloatField()
     source_message_id = serializers.IntegerField(allow_null=True)
+    source_conversation_id = serializers.IntegerField(source="source_message.conversation_id", allow_null=True,
+                                                      default=None)
     source_agent = serializers.CharField()
     created_at = serializers.DateTimeField()
     last_accessed_at = serializers.DateTimeField()
     access_count = serializers.IntegerField()
-    tier = serializers.CharField()
+    tier = serializers.ChoiceField(choices=("hot", "warm", "cold"))
     archived = serializers.BooleanField()
     surprise = serializers.BooleanField()
     surprise_reason = serializers.CharField()
     conflicts_with_id = serializers.IntegerField(allow_null=True)
     superseded_by_id = serializers.IntegerField(allow_null=True)
+    valid_to = serializers.DateTimeField(allow_null=True, help_text="when a superseded fact stopped being valid")
     summary_id = serializers.IntegerField(allow_null=True)
 
 
@@ -70,3 +109,57 @@ class FactHistoryOutputSerializer(serializers.Serializer):
     after = serializers.JSONField()
     service = serializers.CharField()
     at = serializers.DateTimeField()
+
+
+class FactDetailSerializer(FactOutputSerializer):
+    history = FactHistoryOutputSerializer(many=True)
+
+
+class IngestOutputSerializer(serializers.Serializer):
+    created = serializers.ListField(child=serializers.IntegerField(), help_text="ids of new facts")
+    strengthened = serializers.ListField(child=serializers.IntegerField(),
+                                         help_text="ids of older facts a near-duplicate strengthened")
+    surprises = serializers.ListField(child=serializers.IntegerField(),
+                                      help_text="ids of new facts that conflict with an older one")
+    duplicates = serializers.IntegerField(help_text="exact duplicates dropped")
+
+
+class SearchSourceSerializer(serializers.Serializer):
+    message_id = serializers.IntegerField(allow_null=True)
+    conversation_id = serializers.IntegerField(allow_null=True)
+    agent = serializers.CharField()
+
+
+class SearchPartsSerializer(serializers.Serializer):
+    vector = serializers.FloatField()
+    text = serializers.FloatField()
+    decay = serializers.FloatField()
+
+
+class SearchHitSerializer(serializers.Serializer):
+    fact_id = serializers.IntegerField()
+    learner = serializers.UUIDField()
+    fact_type = serializers.ChoiceField(choices=FACT_TYPES)
+    content = serializers.CharField()
+    source = SearchSourceSerializer()
+    created_at = serializers.DateTimeField()
+    last_accessed_at = serializers.DateTimeField()
+    tier = serializers.CharField()
+    archived = serializers.BooleanField()
+    surprise = serializers.BooleanField()
+    superseded_by = serializers.IntegerField(allow_null=True)
+    confidence = serializers.FloatField()
+    score = serializers.FloatField()
+    parts = SearchPartsSerializer()
+
+
+class SearchOutputSerializer(serializers.Serializer):
+    results = SearchHitSerializer(many=True)
+
+
+class ContextOutputSerializer(serializers.Serializer):
+    context = serializers.CharField(help_text="the fenced memory block the coach's specialists get (may be empty)")
+
+
+class ForgetOutputSerializer(serializers.Serializer):
+    deleted = serializers.DictField(child=serializers.IntegerField(), help_text="rows deleted per kind")

@@ -1,27 +1,45 @@
-"""Memory REST API (thin views). Scoping: an API client sees only its own learners; staff users see
-all. Errors use the project shape {"error": {"code", "message", "field"}}."""
+"""Memory REST API (thin views). Learners are addressed by their UUID (the `id` that
+`POST /api/v1/learners` returns), never by a database key. Scoping: an API client sees only its
+own learners; staff users see all; another client's learner or fact is a 404 (ids are not
+disclosed). Errors use the project shape {"error": {"code", "message", "field"}}."""
 
 from __future__ import annotations
 
 from typing import Any
+from uuid import UUID
 
 from django.apps import apps
+from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.exceptions import ValidationError
+from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from bloom.api_errors import error_response
-from memory import rules, selectors, services
+from bloom.schema import ErrorOut
+from memory import revisions, rules, selectors, services
+from memory.api import queries
 from memory.api.serializers import (
+    ContextOutputSerializer,
+    FactDetailSerializer,
+    FactFilterSerializer,
     FactHistoryOutputSerializer,
-    FactListFilterSerializer,
     FactOutputSerializer,
+    FactPatchSerializer,
+    ForgetOutputSerializer,
     IngestInputSerializer,
+    IngestOutputSerializer,
     SearchInputSerializer,
+    SearchOutputSerializer,
+    SearchQuerySerializer,
+    SupersedeSerializer,
 )
 from memory.ingest import ingest_facts, ingest_text
+
+# MemoryInputError codes that are not plain bad input.
+STATUS_FOR_CODE = {"not_found": 404, "forbidden": 403, "duplicate": 409, "superseded": 409, "not_surprise": 409}
 
 
 def _validation_error(exc: ValidationError) -> Response:
@@ -59,112 +77,170 @@ def learner_allowed(request: Request, learner_id: int) -> bool:
     return client_id is not None and qs.filter(client_id=client_id).exists()
 
 
+class NotFound(Exception):
+    pass
+
+
+class FactPagination(LimitOffsetPagination):
+    default_limit = 50
+    max_limit = 200
+
+
 class MemoryView(APIView):
     def handle_exception(self, exc: Exception) -> Response:
         if isinstance(exc, rules.MemoryInputError):
-            return error_response(exc.code, str(exc), field=exc.field)
+            return error_response(exc.code, str(exc), field=exc.field,
+                                  status_code=STATUS_FOR_CODE.get(exc.code, 400))
         if isinstance(exc, ValidationError):
             return _validation_error(exc)
+        if isinstance(exc, NotFound):
+            return error_response("not_found", str(exc), status_code=404)
         return super().handle_exception(exc)
 
-    def check_learner(self, request: Request, learner_id: int) -> Response | None:
-        if not learner_allowed(request, learner_id):
+    def learner(self, request: Request, research_id: UUID) -> Any:
+        learner = queries.learner_for(research_id=research_id, client_id=_client_id(request),
+                                      staff=_is_staff(request))
+        if learner is None:
             # 404, not 403: another client's learner ids are not disclosed.
-            return error_response("not_found", "learner not found", status_code=404)
-        return None
+            raise NotFound("learner not found")
+        return learner
+
+    def fact(self, request: Request, fact_id: int) -> Any:
+        fact = selectors.fact_get(fact_id=fact_id)
+        if fact is None or not learner_allowed(request, fact.learner_id):
+            raise NotFound("fact not found")
+        return fact
 
 
-def _fact_out(fact: Any) -> dict[str, Any]:
-    return FactOutputSerializer(fact).data
+def _fact_out(fact_id: int, *, history: bool = False) -> dict[str, Any]:
+    fact = selectors.fact_list().filter(pk=fact_id).select_related("learner", "source_message").get()
+    if not history:
+        return FactOutputSerializer(fact).data
+    # FactDetailSerializer describes this shape in the schema.
+    return {**FactOutputSerializer(fact).data,
+            "history": FactHistoryOutputSerializer(selectors.fact_history(fact_id=fact_id), many=True).data}
+
+
+def _query(serializer_class, request: Request) -> dict[str, Any]:
+    s = serializer_class(data=request.query_params)
+    s.is_valid(raise_exception=True)
+    return s.validated_data
 
 
 class LearnerFactsView(MemoryView):
-    """GET: list a learner's facts (filters: fact_type, tier, surprise, archived). POST: ingest
-    free text (split into ≤500-char passages) or a list of facts."""
+    pagination_class = FactPagination  # read by the schema generator (next/previous, limit/offset)
 
-    def get(self, request: Request, learner_id: int) -> Response:
-        if (denied := self.check_learner(request, learner_id)) is not None:
-            return denied
-        f = FactListFilterSerializer(data=request.query_params)
-        f.is_valid(raise_exception=True)
-        qs = selectors.fact_list(learner_id=learner_id, **{k: v for k, v in f.validated_data.items() if v is not None})
-        try:
-            limit = max(1, min(int(request.query_params.get("limit", 50)), 200))
-            offset = max(0, int(request.query_params.get("offset", 0)))
-        except ValueError:
-            return error_response("invalid", "limit and offset must be integers", field="limit")
-        total = qs.count()
-        return Response({"count": total, "results": [_fact_out(x) for x in qs[offset: offset + limit]]})
+    @extend_schema(summary="List a learner's facts", parameters=[FactFilterSerializer],
+                   responses=FactOutputSerializer(many=True))
+    def get(self, request: Request, research_id: UUID) -> Response:
+        """Newest first, paginated (`limit`/`offset`, `next`/`previous` links). Superseded facts
+        are left out unless `include_superseded=true`."""
+        learner = self.learner(request, research_id)
+        filters = _query(FactFilterSerializer, request)
+        paginator = FactPagination()
+        page = paginator.paginate_queryset(queries.filtered_facts(learner_id=learner.pk, filters=filters),
+                                           request, view=self)
+        return paginator.get_paginated_response(FactOutputSerializer(page, many=True).data)
 
-    def post(self, request: Request, learner_id: int) -> Response:
-        if (denied := self.check_learner(request, learner_id)) is not None:
-            return denied
+    @extend_schema(summary="Add memory: free text or a list of facts", request=IngestInputSerializer,
+                   responses={201: IngestOutputSerializer})
+    def post(self, request: Request, research_id: UUID) -> Response:
+        """Free text is split into ≤500-character passages; facts go through the same dedup,
+        restatement and surprise rules as extracted facts."""
+        learner = self.learner(request, research_id)
         s = IngestInputSerializer(data=request.data)
         s.is_valid(raise_exception=True)
         data = s.validated_data
         if data.get("text"):
-            result = ingest_text(learner_id=learner_id, text=data["text"], fact_type=data["fact_type"],
+            result = ingest_text(learner_id=learner.pk, text=data["text"], fact_type=data["fact_type"],
                                  source_agent="api", service="memory.api")
         else:
-            result = ingest_facts(learner_id=learner_id, items=[dict(x) for x in data["facts"]],
+            result = ingest_facts(learner_id=learner.pk, items=[dict(x) for x in data["facts"]],
                                   source_agent="api", service="memory.api")
         return Response(result.as_dict(), status=status.HTTP_201_CREATED)
 
 
 class LearnerSearchView(MemoryView):
-    def get(self, request: Request, learner_id: int) -> Response:
-        if (denied := self.check_learner(request, learner_id)) is not None:
-            return denied
-        s = SearchInputSerializer(data=request.query_params)
-        s.is_valid(raise_exception=True)
-        results = selectors.search_memory(learner_id=learner_id, query=s.validated_data["q"],
-                                          limit=s.validated_data["limit"])
-        return Response({"results": results})
+    @extend_schema(summary="Search a learner's memory", parameters=[SearchQuerySerializer],
+                   responses=SearchOutputSerializer)
+    def get(self, request: Request, research_id: UUID) -> Response:
+        """Hybrid (vector + full text) × decay, best first. The filters are those of the fact
+        list; superseded facts only with `include_superseded=true`."""
+        learner = self.learner(request, research_id)
+        q = _query(SearchQuerySerializer, request)
+        return Response({"results": queries.search(learner_id=learner.pk, query=q["q"], limit=q["limit"],
+                                                   filters=q)})
 
 
 class GlobalSearchView(MemoryView):
+    @extend_schema(summary="Search every learner's memory (staff)", parameters=[SearchInputSerializer],
+                   responses=SearchOutputSerializer)
     def get(self, request: Request) -> Response:
         if not _is_staff(request):
             return error_response("forbidden", "global search is for staff", status_code=403)
-        s = SearchInputSerializer(data=request.query_params)
-        s.is_valid(raise_exception=True)
-        return Response({"results": selectors.search_memory_global(query=s.validated_data["q"],
-                                                                    limit=s.validated_data["limit"])})
+        q = _query(SearchInputSerializer, request)
+        hits = selectors.search_memory_global(query=q["q"], limit=q["limit"])
+        return Response({"results": queries._annotate(hits, None)})
 
 
 class LearnerContextView(MemoryView):
-    def get(self, request: Request, learner_id: int) -> Response:
-        if (denied := self.check_learner(request, learner_id)) is not None:
-            return denied
-        return Response({"context": selectors.build_context(learner_id)})
+    @extend_schema(summary="The memory block the coach reads", responses=ContextOutputSerializer)
+    def get(self, request: Request, research_id: UUID) -> Response:
+        learner = self.learner(request, research_id)
+        return Response({"context": selectors.build_context(learner.pk)})
 
 
 class LearnerForgetView(MemoryView):
-    def delete(self, request: Request, learner_id: int) -> Response:
-        if (denied := self.check_learner(request, learner_id)) is not None:
-            return denied
-        return Response({"deleted": services.learner_forget(learner_id=learner_id)})
+    @extend_schema(summary="Forget everything memory holds about a learner", request=None,
+                   responses=ForgetOutputSerializer)
+    def delete(self, request: Request, research_id: UUID) -> Response:
+        """Facts, summaries, entities, relations; the learner's telemetry rows are anonymised.
+        The learner and their conversations stay (`DELETE /api/v1/learners/{id}` erases those)."""
+        learner = self.learner(request, research_id)
+        return Response({"deleted": services.learner_forget(learner_id=learner.pk)})
 
 
 class FactDetailView(MemoryView):
-    def _get(self, request: Request, fact_id: int):
-        fact = selectors.fact_get(fact_id=fact_id)
-        if fact is None or not learner_allowed(request, fact.learner_id):
-            return None
-        return fact
-
+    @extend_schema(summary="One fact with its history", responses=FactDetailSerializer)
     def get(self, request: Request, fact_id: int) -> Response:
-        fact = self._get(request, fact_id)
-        if fact is None:
-            return error_response("not_found", "fact not found", status_code=404)
-        history = FactHistoryOutputSerializer(selectors.fact_history(fact_id=fact_id), many=True).data
-        return Response({**_fact_out(fact), "history": history})
+        return Response(_fact_out(self.fact(request, fact_id).pk, history=True))
 
+    @extend_schema(summary="Edit a fact's text or type", request=FactPatchSerializer,
+                   responses={200: FactDetailSerializer, 409: ErrorOut})
+    def patch(self, request: Request, fact_id: int) -> Response:
+        """New text is re-embedded; a history row records before and after. Text the learner
+        already has in another fact is a 409; a superseded fact cannot be edited (409)."""
+        fact = self.fact(request, fact_id)
+        s = FactPatchSerializer(data=request.data)
+        s.is_valid(raise_exception=True)
+        revisions.fact_update(fact_id=fact.pk, service="memory.api", **s.validated_data)
+        return Response(_fact_out(fact.pk, history=True))
+
+    @extend_schema(summary="Delete a fact", request=None, responses={204: None})
     def delete(self, request: Request, fact_id: int) -> Response:
-        fact = self._get(request, fact_id)
-        if fact is None:
-            return error_response("not_found", "fact not found", status_code=404)
-        services.fact_delete(fact_id=fact_id)
+        fact = self.fact(request, fact_id)
+        services.fact_delete(fact_id=fact.pk)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
+class FactHistoryView(MemoryView):
+    @extend_schema(summary="A fact's change history", responses=FactHistoryOutputSerializer(many=True))
+    def get(self, request: Request, fact_id: int) -> Response:
+        fact = self.fact(request, fact_id)
+        return Response(FactHistoryOutputSerializer(selectors.fact_history(fact_id=fact.pk), many=True).data)
+
+
+class FactSupersedeView(MemoryView):
+    @extend_schema(summary="Mark a fact as replaced by another", request=SupersedeSerializer,
+                   responses={200: FactDetailSerializer, 409: ErrorOut})
+    def post(self, request: Request, fact_id: int) -> Response:
+        """The fact stays, with its history, gets `valid_to` = now and `superseded_by`; it leaves
+        the coach's context and default search."""
+        fact = self.fact(request, fact_id)
+        s = SupersedeSerializer(data=request.data)
+        s.is_valid(raise_exception=True)
+        by = selectors.fact_get(fact_id=s.validated_data["superseded_by"])
+        if by is None or by.learner_id != fact.learner_id:
+            raise NotFound("replacement fact not found")
+        revisions.fact_supersede(fact_id=fact.pk, by_fact_id=by.pk, service="memory.api")
+        return Response(_fact_out(fact.pk, history=True))

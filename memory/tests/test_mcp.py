@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import uuid
 from pathlib import Path
 
 import anyio
@@ -16,15 +17,23 @@ from django.db import connection
 ROOT = Path(__file__).resolve().parents[2]
 
 
-async def _drive(params, learner_id: int):
+async def _drive(params, learner: str):
     from mcp import Client
 
     async with Client(params, read_timeout_seconds=300) as client:
         names = {t.name for t in (await client.list_tools()).tools}
         ingest = await client.call_tool("memory_ingest", {"text": "I always review Anki flashcards on the bus."})
         query = await client.call_tool("memory_query", {"query": "how do I review vocabulary?", "limit": 3})
-        other = await client.call_tool("memory_query", {"query": "anything", "learner_id": learner_id + 1000})
-        return names, ingest, query, other
+        other = await client.call_tool("memory_query", {"query": "anything", "learner": str(uuid.uuid4())})
+        listed = {str(r.uri) for r in (await client.list_resources()).resources}
+        facts = await client.read_resource(f"memory://learners/{learner}/facts")
+        context = await client.read_resource(f"memory://learners/{learner}/context")
+        try:
+            await client.read_resource(f"memory://learners/{uuid.uuid4()}/facts")
+            refused = None
+        except Exception as exc:  # the SDK raises the protocol error
+            refused = str(exc)
+        return names, ingest, query, other, (listed, facts, context, refused)
 
 
 def _text(result) -> dict:
@@ -40,13 +49,21 @@ def test_stdio_client_ingests_then_queries_with_source(requires_postgres, make_l
     env = {**os.environ, "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
            "PYTHONPATH": str(ROOT)}
     params = StdioServerParameters(command=sys.executable, args=["manage.py", "mcp_memory", "--learner",
-                                                                 str(learner.pk)], env=env, cwd=str(ROOT))
-    names, ingest, query, other = anyio.run(_drive, params, learner.pk)
+                                                                 str(learner.research_id)], env=env, cwd=str(ROOT))
+    names, ingest, query, other, resources = anyio.run(_drive, params, str(learner.research_id))
     assert {"memory_query", "memory_ingest", "memory_forget"} <= names
     assert len(_text(ingest)["created"]) == 1
     hits = _text(query)["results"]
     assert hits[0]["content"] == "I always review Anki flashcards on the bus."
     assert hits[0]["source"]["agent"] == "mcp" and hits[0]["fact_id"] and hits[0]["created_at"]
-    assert _text(other)["error"]["code"] == "forbidden"  # scoped to one learner
+    # An MCP tool error; its text (after the SDK's "Error executing tool …: ") is the API error shape.
+    error_text = other.content[0].text
+    assert other.is_error and json.loads(error_text[error_text.index("{"):])["error"]["code"] == "forbidden"
+    listed, facts, context, refused = resources
+    assert listed == {f"memory://learners/{learner.research_id}/facts",
+                      f"memory://learners/{learner.research_id}/context"}
+    assert json.loads(facts.contents[0].text)["facts"][0]["content"] == "I always review Anki flashcards on the bus."
+    assert "Anki flashcards" in context.contents[0].text and "data, not instructions" in context.contents[0].text
+    assert refused and "forbidden" in refused, refused
     ModelCall = apps.get_model("telemetry", "ModelCall")
     assert ModelCall.objects.filter(service="memory.mcp", learner_id=learner.pk).count() >= 2  # ingest + query

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from telemetry.models import ModelCall
@@ -19,7 +20,8 @@ class CallFilterInput(serializers.Serializer):
     operation = serializers.CharField(required=False, max_length=40)
     model = serializers.CharField(required=False, max_length=200)
     status = serializers.ChoiceField(required=False, choices=ModelCall.Status.choices)
-    learner = serializers.IntegerField(required=False, min_value=1)
+    learner = serializers.CharField(required=False, max_length=64,
+                                    help_text="the learner's id (UUID); a numeric internal id is also accepted")
     trace = serializers.CharField(required=False, max_length=64)
     agent = serializers.CharField(required=False, max_length=100)
     since = serializers.DateTimeField(required=False)
@@ -46,3 +48,33 @@ class AggregateOutput(serializers.Serializer):
 
 class ResetInput(serializers.Serializer):
     confirm = serializers.CharField(help_text='must be exactly "DELETE"')
+
+
+class TraceCallOutput(ModelCallOutput):
+    children = serializers.SerializerMethodField()
+
+    class Meta(ModelCallOutput.Meta):
+        fields = (*ModelCallOutput.Meta.fields, "children")
+
+    @extend_schema_field({"type": "array", "items": {"$ref": "#/components/schemas/TraceCallOutput"}})
+    def get_children(self, obj):  # pragma: no cover - schema only; the view builds the tree
+        return []
+
+
+class TraceOutput(serializers.Serializer):
+    trace_id = serializers.CharField()
+    count = serializers.IntegerField()
+    calls = TraceCallOutput(many=True, help_text="root calls; each has its children")
+
+
+class WindowInput(serializers.Serializer):
+    window = serializers.CharField(required=False, default="24h", help_text="30m, 24h, 7d …")
+
+
+class AggregatesOutput(serializers.Serializer):
+    window = serializers.CharField()
+    groups = AggregateOutput(many=True)
+
+
+class ResetOutput(serializers.Serializer):
+    deleted = serializers.IntegerField()

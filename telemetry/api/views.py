@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions, status
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.permissions import BasePermission, IsAdminUser
@@ -13,7 +14,16 @@ from rest_framework.views import APIView
 
 from bloom.api_errors import error_payload
 from telemetry import selectors, services
-from telemetry.api.serializers import AggregateOutput, CallFilterInput, ModelCallOutput, ResetInput
+from telemetry.api.serializers import (
+    AggregateOutput,
+    AggregatesOutput,
+    CallFilterInput,
+    ModelCallOutput,
+    ResetInput,
+    ResetOutput,
+    TraceOutput,
+    WindowInput,
+)
 
 
 def _first_error(detail: Any, field: str | None = None) -> tuple[str, str | None]:
@@ -41,13 +51,35 @@ class TelemetryAPIView(APIView):
         return response
 
 
+def _learner_pk(raw: str | None) -> int | None:
+    """Telemetry rows carry the internal learner key; clients know the learner's UUID."""
+    if not raw:
+        return None
+    if raw.isdigit():
+        return int(raw)
+    from uuid import UUID
+
+    from django.apps import apps
+
+    try:
+        research_id = UUID(raw)
+    except ValueError:
+        raise selectors.FilterError("learner must be the learner's id (UUID)", field="learner") from None
+    pk = apps.get_model("coaching", "Learner").objects.filter(research_id=research_id).values_list("pk", flat=True)
+    return pk.first() or -1  # an unknown learner has no calls
+
+
 class CallListView(TelemetryAPIView):
+    pagination_class = LimitOffsetPagination
+
+    @extend_schema(summary="Model calls, newest first (staff)", parameters=[CallFilterInput],
+                   responses=ModelCallOutput(many=True))
     def get(self, request):
         params = CallFilterInput(data=request.query_params)
         params.is_valid(raise_exception=True)
         f = params.validated_data
         qs = selectors.model_call_list(operation=f.get("operation", ""), model=f.get("model", ""),
-                                       status=f.get("status", ""), learner_id=f.get("learner"),
+                                       status=f.get("status", ""), learner_id=_learner_pk(f.get("learner")),
                                        trace_id=f.get("trace", ""), agent=f.get("agent", ""),
                                        since=f.get("since"), until=f.get("until"))
         paginator = LimitOffsetPagination()
@@ -60,6 +92,7 @@ def _node(node: dict[str, Any]) -> dict[str, Any]:
 
 
 class TraceView(TelemetryAPIView):
+    @extend_schema(summary="Every model call of one trace, as a tree (staff)", responses=TraceOutput)
     def get(self, request, trace_id: str):
         roots = selectors.trace_tree(trace_id=trace_id)
         if not roots:
@@ -70,6 +103,8 @@ class TraceView(TelemetryAPIView):
 
 
 class AggregatesView(TelemetryAPIView):
+    @extend_schema(summary="Counts, error rate and latency percentiles per model and operation (staff)",
+                   parameters=[WindowInput], responses=AggregatesOutput)
     def get(self, request):
         raw = request.query_params.get("window", "24h")
         window = selectors.parse_window(raw)
@@ -87,6 +122,8 @@ class CanResetTelemetry(BasePermission):
 class ResetView(TelemetryAPIView):
     permission_classes = [IsAdminUser, CanResetTelemetry]
 
+    @extend_schema(summary="Delete every telemetry row (needs telemetry.reset_telemetry)", request=ResetInput,
+                   responses=ResetOutput)
     def post(self, request):
         body = ResetInput(data=request.data)
         body.is_valid(raise_exception=True)

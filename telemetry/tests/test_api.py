@@ -10,7 +10,7 @@ from telemetry.tests.factories import make_call
 
 pytestmark = pytest.mark.django_db
 
-CALLS = "/api/v1/telemetry/calls/"
+CALLS = "/api/v1/telemetry/calls"
 
 
 def test_staff_only(client, django_user_model):
@@ -18,7 +18,7 @@ def test_staff_only(client, django_user_model):
     assert client.get(CALLS).status_code in (401, 403)
     user = django_user_model.objects.create_user("learner", "l@example.org", "pw-learner-123")
     client.force_login(user)
-    for url in (CALLS, "/api/v1/telemetry/aggregates/", "/api/v1/telemetry/traces/t-default/"):
+    for url in (CALLS, "/api/v1/telemetry/aggregates", "/api/v1/telemetry/traces/t-default"):
         response = client.get(url)
         assert response.status_code == 403
         assert response.json()["error"]["code"]
@@ -48,28 +48,28 @@ def test_trace_tree_with_loop_index(staff_client):
     root = make_call(trace_id="turn-1", agent="coach", started_at=now)
     for i in range(3):
         make_call(trace_id="turn-1", parent_call_id=root.call_id, loop_iteration=i, started_at=now + 1 + i)
-    body = staff_client.get("/api/v1/telemetry/traces/turn-1/").json()
+    body = staff_client.get("/api/v1/telemetry/traces/turn-1").json()
     assert body["count"] == 4
     assert [c["loop_iteration"] for c in body["calls"][0]["children"]] == [0, 1, 2]
-    missing = staff_client.get("/api/v1/telemetry/traces/nope/")
+    missing = staff_client.get("/api/v1/telemetry/traces/nope")
     assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
 
 
 def test_aggregates(staff_client):
     make_call(request_model="m", duration_s=0.1)
     make_call(request_model="m", duration_s=0.3, status="timeout")
-    body = staff_client.get("/api/v1/telemetry/aggregates/", {"window": "1h"}).json()
+    body = staff_client.get("/api/v1/telemetry/aggregates", {"window": "1h"}).json()
     (group,) = [g for g in body["groups"] if g["request_model"] == "m"]
     assert group["count"] == 2 and group["error_rate"] == 0.5
     assert group["p50_ms"] == pytest.approx(200.0)
-    bad = staff_client.get("/api/v1/telemetry/aggregates/", {"window": "forever"})
+    bad = staff_client.get("/api/v1/telemetry/aggregates", {"window": "forever"})
     assert bad.status_code == 400 and bad.json()["error"]["field"] == "window"
 
 
 def test_reset_needs_permission_and_confirmation(staff_client, staff):
     make_call()
     make_call()
-    url = "/api/v1/telemetry/reset/"
+    url = "/api/v1/telemetry/reset"
     denied = staff_client.post(url, {"confirm": "DELETE"}, content_type="application/json")
     assert denied.status_code == 403 and ModelCall.objects.count() == 2
     staff.user_permissions.add(Permission.objects.get(codename="reset_telemetry"))

@@ -145,9 +145,9 @@ def _staff_only_urls(tenants) -> list[str]:
     study = Study.objects.create(name="rel-study", start_date="2026-01-05")
     run = EvalRun.objects.create(eval_set=EvalSet.objects.create(name="rel-set"))
     return [
-        "/api/v1/telemetry/calls/", "/api/v1/telemetry/aggregates/", f"/api/v1/telemetry/traces/{a.turn.trace_id}/",
+        "/api/v1/telemetry/calls", "/api/v1/telemetry/aggregates", f"/api/v1/telemetry/traces/{a.turn.trace_id}",
         f"/api/v1/research/studies/{study.pk}/export/", "/api/v1/research/codebook/",
-        f"/api/v1/evaluation/runs/{run.pk}/export", "/api/v1/memory/search/?q=swim",
+        f"/api/v1/evaluation/runs/{run.pk}/export", "/api/v1/memory/search?q=swim",
     ]
 
 
@@ -157,7 +157,7 @@ def test_staff_only_endpoints_reject_api_clients(tenants):
         response = a.api.get(url)
         assert response.status_code == 403, (url, response.status_code)
         error_of(response)
-    reset = a.api.post("/api/v1/telemetry/reset/", {"confirm": True}, format="json")
+    reset = a.api.post("/api/v1/telemetry/reset", {"confirm": True}, format="json")
     assert reset.status_code == 403
     error_of(reset)
 
@@ -182,6 +182,7 @@ def _fillers(b, extra) -> dict[str, str]:
         "research_id": str(b.learner.research_id), "learner_id": str(b.learner.pk),
         "conversation_id": str(b.conversation.pk), "fact_id": str(b.fact.pk), "token_id": str(b.token.pk),
         "trace_id": b.turn.trace_id, "pk": str(extra["study"]), "run_id": str(extra["run"]),
+        "session_id": str(b.session.pk),
     }
 
 
@@ -190,7 +191,8 @@ def _fillers(b, extra) -> dict[str, str]:
 CAPABILITY_PARAMS = {"token"}
 WRITE_BODY = {"content": "hello", "display_name": "x", "text": "I like swimming in the morning",
               "fact_type": "preference", "confirm": True, "name": "n", "primary_goal": "swim",
-              "ics": "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nEND:VCALENDAR\r\n"}
+              "ics": "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nEND:VCALENDAR\r\n", "outcome": "skipped",
+              "start": "2030-01-07T09:00:00Z", "duration_minutes": 30, "topic": "t", "superseded_by": 1}
 
 
 def api_v1_patterns() -> list[tuple[str, object, list[str]]]:
@@ -225,13 +227,13 @@ def _fill(route: str, values: dict[str, str]) -> str:
 def test_the_matrix_sees_every_api_url():
     routes = [r for r, _, _ in api_v1_patterns()]
     assert len(routes) >= 15, routes
-    for expected in ("conversations/<int:conversation_id>/messages", "memory/facts/<int:fact_id>/",
-                     "tokens/<int:token_id>"):
+    for expected in ("conversations/<int:conversation_id>/messages", "memory/facts/<int:fact_id>",
+                     "tokens/<int:token_id>", "sessions/<int:session_id>", "memory/learners/<uuid:research_id>/facts"):
         assert any(r.endswith(expected) for r in routes), expected
 
 
 def test_isolation_matrix_every_endpoint_with_another_clients_ids(tenants):
-    from coaching.models import ApiToken, Message, PlannedSession
+    from coaching.models import ApiToken, CheckIn, Message, PlannedSession
     from coaching.research.models import CalendarFeed, Study
     from evaluation.models import EvalRun, EvalSet
     from memory.models import Fact
@@ -240,9 +242,14 @@ def test_isolation_matrix_every_endpoint_with_another_clients_ids(tenants):
     extra = {"study": Study.objects.create(name="iso-study", start_date="2026-01-05").pk,
              "run": EvalRun.objects.create(eval_set=EvalSet.objects.create(name="iso-set")).pk}
     values = _fillers(b, extra)
-    before = (Message.objects.filter(conversation__learner=b.learner).count(),
-              Fact.objects.filter(learner=b.learner).count(),
-              PlannedSession.objects.filter(plan__learner=b.learner).count())
+    def state():
+        return (Message.objects.filter(conversation__learner=b.learner).count(),
+                list(Fact.objects.filter(learner=b.learner).values_list("content", "fact_type", "superseded_by")),
+                list(PlannedSession.objects.filter(plan__learner=b.learner)
+                     .values_list("planned_start", "status", "duration_minutes", "topic")),
+                CheckIn.objects.filter(learner=b.learner).count())
+
+    before = state()
     calls, leaks = 0, []
     for route, callback, params in api_v1_patterns():
         unknown = set(params) - set(values) - CAPABILITY_PARAMS
@@ -272,9 +279,6 @@ def test_isolation_matrix_every_endpoint_with_another_clients_ids(tenants):
                 leaks.append((url, method.upper(), "response contains the other client's data"))
     assert calls >= 20
     assert not leaks, f"cross-client access: {leaks}"
-    after = (Message.objects.filter(conversation__learner=b.learner).count(),
-             Fact.objects.filter(learner=b.learner).count(),
-             PlannedSession.objects.filter(plan__learner=b.learner).count())
-    assert before == after, "another client's data changed"
+    assert before == state(), "another client's data changed"
     assert ApiToken.objects.get(pk=b.token.pk).revoked_at is None
     assert not CalendarFeed.objects.filter(learner=b.learner).exists()

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.django_db
 
 MISSING = {"research_id": str(uuid.uuid4()), "learner_id": "987654321", "conversation_id": "987654321",
            "fact_id": "987654321", "token_id": "987654321", "trace_id": "0" * 32, "pk": "987654321",
-           "run_id": "987654321", "token": "0" * 40}
+           "run_id": "987654321", "token": "0" * 40, "session_id": "987654321"}
 
 
 def test_every_endpoint_answers_missing_ids_and_wrong_methods_in_the_error_shape(tenants):
@@ -106,13 +106,13 @@ def test_request_body_over_the_byte_limit_is_refused_before_parsing(tenants):
 
 def test_memory_bad_inputs_are_400s_in_the_error_shape(tenants):
     a, _ = tenants
-    base = f"/api/v1/memory/learners/{a.learner.pk}"
+    base = f"/api/v1/memory/learners/{a.learner.research_id}"
     cases = [
-        ("post", f"{base}/facts/", {"facts": [{"fact_type": "preference", "content": "x" * 600}]}),
-        ("post", f"{base}/facts/", {"facts": [{"fact_type": "gossip", "content": "likes tea"}]}),
-        ("post", f"{base}/facts/", {"facts": [{"fact_type": "preference", "content": "tea", "confidence": "high"}]}),
-        ("get", f"{base}/search/?q={'q' * 10_000}", None),
-        ("get", f"{base}/search/", None),
+        ("post", f"{base}/facts", {"facts": [{"fact_type": "preference", "content": "x" * 600}]}),
+        ("post", f"{base}/facts", {"facts": [{"fact_type": "gossip", "content": "likes tea"}]}),
+        ("post", f"{base}/facts", {"facts": [{"fact_type": "preference", "content": "tea", "confidence": "high"}]}),
+        ("get", f"{base}/search?q={'q' * 10_000}", None),
+        ("get", f"{base}/search", None),
     ]
     for method, url, body in cases:
         response = getattr(a.api, method)(url, body, format="json")

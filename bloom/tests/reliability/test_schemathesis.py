@@ -63,7 +63,8 @@ def test_generated_requests_never_5xx(case, tenants, scripted_model):
 
     a, _ = tenants
     own = {"research_id": str(a.learner.research_id), "learner_id": a.learner.pk,
-           "conversation_id": a.conversation.pk, "fact_id": a.fact.pk, "trace_id": a.turn.trace_id}
+           "conversation_id": a.conversation.pk, "fact_id": a.fact.pk, "trace_id": a.turn.trace_id,
+           "session_id": a.session.pk}
     for name in list(case.path_parameters or {}):
         if name in own:
             case.path_parameters[name] = own[name]

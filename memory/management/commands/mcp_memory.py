@@ -1,8 +1,13 @@
-"""MCP server over stdio exposing one learner's (or one API client's) memory to any MCP client:
-`memory_query` (raw passages with sources; no chat model), `memory_ingest`, `memory_forget`.
+"""MCP server over stdio exposing one learner's (or one API client's) memory to any MCP client.
 
-    python manage.py mcp_memory --learner 42
-    python manage.py mcp_memory --client 7      # tools then take a learner_id, scoped to that client
+    python manage.py mcp_memory --learner 6f1c…-…      # the learner's id (UUID), as the REST API gives it
+    python manage.py mcp_memory --client 7             # tools then take `learner` (UUID), scoped to that client
+
+Tools: `memory_query` (raw passages with sources; no chat model), `memory_ingest`, `memory_forget`.
+Resources: `memory://learners/{learner}/context` (the block the coach reads) and
+`memory://learners/{learner}/facts` (live facts, JSON); a learner-scoped server also lists its
+learner's two resources. A refused call (bad input, another learner, unknown fact) is an MCP
+tool error (`isError: true`) whose text is the API's error shape, so a client sees the failure.
 
 Every tool call runs under call_context(service="memory.mcp"), so the embedding calls it makes are
 telemetry rows attributed to the learner. Logs go to stderr: stdout is the protocol channel."""
@@ -13,6 +18,7 @@ import json
 import logging
 import sys
 from typing import Any
+from uuid import UUID
 
 from django.apps import apps
 from django.core.management.base import BaseCommand, CommandError
@@ -22,55 +28,83 @@ from memory import rules, selectors, services
 from memory.ingest import ingest_facts, ingest_text
 
 logger = logging.getLogger(__name__)
+FACTS_RESOURCE_LIMIT = 200
 
 
 class Scope:
-    """Which learners the server may touch: one learner, or every learner of one API client."""
+    """Which learners the server may touch: one learner, or every learner of one API client.
+    Learners are named by their UUID; the database key stays inside."""
 
-    def __init__(self, *, learner_id: int | None, client_id: int | None):
-        self.learner_id, self.client_id = learner_id, client_id
+    def __init__(self, *, learner: UUID | None, client_id: int | None):
+        self.learner, self.client_id = learner, client_id
 
-    def resolve(self, learner_id: int | None) -> int:
+    def resolve(self, learner: str | None) -> int:
         Learner = apps.get_model("coaching", "Learner")
-        if self.learner_id is not None:
-            if learner_id not in (None, self.learner_id):
+        if self.learner is not None:
+            if learner not in (None, "", str(self.learner)):
                 raise rules.MemoryInputError("this server is scoped to another learner", code="forbidden",
-                                             field="learner_id")
-            return self.learner_id
-        if learner_id is None:
-            raise rules.MemoryInputError("learner_id is required (client-scoped server)", field="learner_id")
-        if not Learner.objects.filter(pk=learner_id, client_id=self.client_id).exists():
-            raise rules.MemoryInputError("learner not found for this client", code="not_found", field="learner_id")
-        return learner_id
+                                             field="learner")
+            return Learner.objects.values_list("pk", flat=True).get(research_id=self.learner)
+        if not learner:
+            raise rules.MemoryInputError("learner (the learner's UUID) is required: this server serves a client",
+                                         field="learner")
+        try:
+            research_id = UUID(str(learner))
+        except ValueError:
+            raise rules.MemoryInputError("learner must be the learner's id (a UUID)", field="learner") from None
+        pk = Learner.objects.filter(research_id=research_id, client_id=self.client_id).values_list("pk", flat=True)
+        if not pk:
+            raise rules.MemoryInputError("learner not found for this client", code="not_found", field="learner")
+        return pk[0]
 
 
-def _error(exc: rules.MemoryInputError) -> str:
+def _error_text(exc: rules.MemoryInputError) -> str:
     return json.dumps({"error": {"code": exc.code, "message": str(exc), "field": exc.field}})
+
+
+def _facts_json(learner_id: int) -> str:
+    rows = selectors.fact_list(learner_id=learner_id).filter(superseded_by__isnull=True)[:FACTS_RESOURCE_LIMIT]
+    return json.dumps({"facts": [{"id": f.pk, "fact_type": f.fact_type, "content": f.content,
+                                  "confidence": f.confidence, "created_at": f.created_at.isoformat(),
+                                  "tier": f.tier, "surprise": f.surprise} for f in rows]})
 
 
 def build_server(scope: Scope):
     from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 
     server = MCPServer(name="bloom-memory", instructions=(
         "Long-term memory of a learner. memory_query returns raw passages with their sources "
         "(message and conversation ids, dates, scores); write the answer yourself."))
 
-    @server.tool(description="Search the learner's memory. Returns raw passages with sources, best first.")
-    def memory_query(query: str, limit: int = 5, learner_id: int | None = None) -> str:
+    def run(work):
+        """A refused call becomes an MCP tool error carrying the API's error shape."""
         try:
-            lid = scope.resolve(learner_id)
+            return work()
+        except rules.MemoryInputError as exc:
+            raise ToolError(_error_text(exc)) from None
+
+    def read(learner: str | None, work):
+        try:
+            return work(scope.resolve(learner))
+        except rules.MemoryInputError as exc:
+            raise ResourceError(_error_text(exc)) from None
+
+    @server.tool(description="Search the learner's memory. Returns raw passages with sources, best first.")
+    def memory_query(query: str, limit: int = 5, learner: str | None = None) -> str:
+        def work():
+            lid = scope.resolve(learner)
             with call_context(service="memory.mcp", learner_id=lid, agent="mcp"):
                 results = selectors.search_memory(learner_id=lid, query=query, limit=limit)
-        except rules.MemoryInputError as exc:
-            return _error(exc)
-        return json.dumps({"results": results})
+            return json.dumps({"results": [{k: v for k, v in r.items() if k != "learner_id"} for r in results]})
+        return run(work)
 
     @server.tool(description="Store text (split into passages) or a list of facts "
                              "({fact_type: preference|barrier|progress|insight, content, confidence}).")
     def memory_ingest(text: str | None = None, facts: list[dict[str, Any]] | None = None,
-                      fact_type: str = "insight", learner_id: int | None = None) -> str:
-        try:
-            lid = scope.resolve(learner_id)
+                      fact_type: str = "insight", learner: str | None = None) -> str:
+        def work():
+            lid = scope.resolve(learner)
             with call_context(service="memory.mcp", learner_id=lid, agent="mcp"):
                 if facts:
                     result = ingest_facts(learner_id=lid, items=facts, source_agent="mcp", service="memory.mcp")
@@ -79,23 +113,38 @@ def build_server(scope: Scope):
                                          service="memory.mcp")
                 else:
                     raise rules.MemoryInputError("give text or facts", field="text")
-        except rules.MemoryInputError as exc:
-            return _error(exc)
-        return json.dumps(result.as_dict())
+            return json.dumps(result.as_dict())
+        return run(work)
 
     @server.tool(description="Forget: delete one fact (fact_id) or, with all=true, everything about the learner.")
-    def memory_forget(fact_id: int | None = None, all: bool = False, learner_id: int | None = None) -> str:
-        try:
-            lid = scope.resolve(learner_id)
+    def memory_forget(fact_id: int | None = None, all: bool = False, learner: str | None = None) -> str:
+        def work():
+            lid = scope.resolve(learner)
             if all:
                 return json.dumps({"deleted": services.learner_forget(learner_id=lid)})
             fact = selectors.fact_get(fact_id=fact_id) if fact_id is not None else None
             if fact is None or fact.learner_id != lid:
                 raise rules.MemoryInputError("fact not found", code="not_found", field="fact_id")
             return json.dumps({"deleted": services.fact_delete(fact_id=fact.pk)})
-        except rules.MemoryInputError as exc:
-            return _error(exc)
+        return run(work)
 
+    @server.resource("memory://learners/{learner}/context", mime_type="text/plain",
+                     description="The memory block the coach's specialists read (summary + recent live facts).")
+    def context_resource(learner: str) -> str:
+        return read(learner, selectors.build_context)
+
+    @server.resource("memory://learners/{learner}/facts", mime_type="application/json",
+                     description=f"The learner's live facts, newest first (at most {FACTS_RESOURCE_LIMIT}).")
+    def facts_resource(learner: str) -> str:
+        return read(learner, _facts_json)
+
+    if scope.learner is not None:
+        # Listed (not only templated), so a client discovers the one learner it may read.
+        uuid = str(scope.learner)
+        server.resource(f"memory://learners/{uuid}/context", name="context", mime_type="text/plain")(
+            lambda: read(uuid, selectors.build_context))
+        server.resource(f"memory://learners/{uuid}/facts", name="facts", mime_type="application/json")(
+            lambda: read(uuid, _facts_json))
     return server
 
 
@@ -104,16 +153,16 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         group = parser.add_mutually_exclusive_group(required=True)
-        group.add_argument("--learner", type=int, help="serve exactly this learner's memory")
+        group.add_argument("--learner", type=UUID, help="serve exactly this learner's memory (the learner's UUID)")
         group.add_argument("--client", type=int, help="serve the learners of this API client")
 
     def handle(self, *args, **options):
         Learner = apps.get_model("coaching", "Learner")
         ApiClient = apps.get_model("coaching", "ApiClient")
-        if options["learner"] is not None and not Learner.objects.filter(pk=options["learner"]).exists():
+        if options["learner"] is not None and not Learner.objects.filter(research_id=options["learner"]).exists():
             raise CommandError(f"learner {options['learner']} does not exist")
         if options["client"] is not None and not ApiClient.objects.filter(pk=options["client"]).exists():
             raise CommandError(f"client {options['client']} does not exist")
         # stdout carries JSON-RPC: keep every log line on stderr.
         logging.basicConfig(stream=sys.stderr, force=True, level=logging.WARNING)
-        build_server(Scope(learner_id=options["learner"], client_id=options["client"])).run("stdio")
+        build_server(Scope(learner=options["learner"], client_id=options["client"])).run("stdio")

@@ -1,0 +1,99 @@
+"""Reads behind the API's fact filters (list and search), on top of `memory.selectors`.
+
+Search itself stays `selectors.search_memory` (one ranking for the coach, the API and MCP). The
+filters are applied to its ranked candidates: the search is asked for more than the page it must
+return (`FILTER_OVERFETCH` times, up to the search limit), the candidates are checked against the
+filters in one query, and the best `limit` that pass are returned. A very selective filter over a
+learner with many facts can therefore return fewer than `limit` hits even though more matching
+facts exist further down the ranking; the list endpoint (exact filters, paginated) has none of
+that limit. Superseded facts are a filter like the others, on by default: they leave search
+unless `include_superseded=true`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.apps import apps
+from django.db.models import QuerySet
+
+from memory import conf, selectors
+from memory.models import Fact
+
+FILTER_OVERFETCH = 5
+
+
+def learner_for(*, research_id, client_id: int | None, staff: bool):
+    """The learner behind a UUID for this caller (staff: any learner), or None."""
+    Learner = apps.get_model("coaching", "Learner")
+    qs = Learner.objects.filter(research_id=research_id)
+    if not staff:
+        if client_id is None:
+            return None
+        qs = qs.filter(client_id=client_id)
+    return qs.only("id", "research_id", "client_id").first()
+
+
+def research_ids(learner_ids: set[int]) -> dict[int, Any]:
+    Learner = apps.get_model("coaching", "Learner")
+    return dict(Learner.objects.filter(pk__in=learner_ids).values_list("id", "research_id"))
+
+
+def filtered_facts(*, learner_id: int, filters: dict[str, Any]) -> QuerySet[Fact]:
+    """A learner's facts under the API filters, newest first (exact; used by the list)."""
+    qs = selectors.fact_list(learner_id=learner_id, fact_type=filters.get("fact_type"), tier=filters.get("tier"),
+                             surprise=filters.get("surprise"), archived=filters.get("archived"))
+    return _extra(qs, filters).select_related("learner", "source_message")
+
+
+def _extra(qs: QuerySet[Fact], filters: dict[str, Any]) -> QuerySet[Fact]:
+    if not filters.get("include_superseded"):
+        qs = qs.filter(superseded_by__isnull=True)
+    lookups = {"created_after": "created_at__gte", "created_before": "created_at__lt",
+               "accessed_after": "last_accessed_at__gte", "accessed_before": "last_accessed_at__lt",
+               "source_agent": "source_agent", "conversation": "source_message__conversation_id"}
+    return qs.filter(**{lookup: filters[name] for name, lookup in lookups.items()
+                        if filters.get(name) not in (None, "")})
+
+
+def _narrowing(filters: dict[str, Any]) -> bool:
+    return any(filters.get(k) not in (None, "", False) for k in filters if k not in ("q", "limit",
+                                                                                     "include_superseded"))
+
+
+def search(*, learner_id: int, query: str, limit: int, filters: dict[str, Any]) -> list[dict[str, Any]]:
+    """Ranked hits of `selectors.search_memory` that pass the filters, best first, at most `limit`.
+    Only the hits returned count as accessed."""
+    from memory.services import facts_mark_accessed
+
+    narrowing = _narrowing(filters)
+    has_superseded = (not filters.get("include_superseded")
+                      and Fact.objects.filter(learner_id=learner_id, superseded_by__isnull=False).exists())
+    if not narrowing and not has_superseded:
+        hits = selectors.search_memory(learner_id=learner_id, query=query, limit=limit)
+        return _annotate(hits, None)
+    fetch = min(conf.SEARCH_MAX_LIMIT, limit * FILTER_OVERFETCH)
+    hits = selectors.search_memory(learner_id=learner_id, query=query, limit=fetch, touch=False)
+    ids = [h["fact_id"] for h in hits]
+    base = Fact.objects.filter(learner_id=learner_id, pk__in=ids)
+    if filters.get("fact_type"):
+        base = base.filter(fact_type=filters["fact_type"])
+    if filters.get("tier"):
+        base = base.filter(tier=filters["tier"])
+    for flag in ("surprise", "archived"):
+        if filters.get(flag) is not None:
+            base = base.filter(**{flag: filters[flag]})
+    passing = dict(_extra(base, filters).values_list("id", "superseded_by_id"))
+    kept = [h for h in hits if h["fact_id"] in passing][:limit]
+    facts_mark_accessed(fact_ids=[h["fact_id"] for h in kept])
+    return _annotate(kept, passing)
+
+
+def _annotate(hits: list[dict[str, Any]], superseded: dict[int, int | None] | None) -> list[dict[str, Any]]:
+    """Clients address learners by UUID: swap the internal learner pk for it; say which fact
+    superseded a hit (only possible with include_superseded)."""
+    uuids = research_ids({h["learner_id"] for h in hits})
+    if superseded is None:
+        superseded = dict(Fact.objects.filter(pk__in=[h["fact_id"] for h in hits])
+                          .values_list("id", "superseded_by_id"))
+    return [{**{k: v for k, v in h.items() if k != "learner_id"}, "learner": uuids.get(h["learner_id"]),
+             "superseded_by": superseded.get(h["fact_id"])} for h in hits]
