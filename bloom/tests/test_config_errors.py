@@ -10,7 +10,10 @@ from bloom.tests._subprocess import run_manage
 @pytest.mark.parametrize(
     ("env", "variable", "detail"),
     [
-        ({"BLOOM_LLM": "openai:gpt-4"}, "BLOOM_LLM", "unknown provider 'openai'"),
+        ({"BLOOM_LLM": "anthropic:claude"}, "BLOOM_LLM", "unknown provider 'anthropic'"),
+        ({"OPENAI_BASE_URL": "127.0.0.1:8081"}, "OPENAI_BASE_URL", "not an http(s) URL"),
+        ({"OPENAI_BASE_URL": "http://127.0.0.1:port/v1"}, "OPENAI_BASE_URL", "bad port"),
+        ({"BLOOM_TORCH_THREADS": "0"}, "BLOOM_TORCH_THREADS", "must be >= 1"),
         ({"BLOOM_LLM": "llamacpp"}, "BLOOM_LLM", "missing model name"),
         ({"BLOOM_EMBEDDINGS": "word2vec:x"}, "BLOOM_EMBEDDINGS", "unknown provider 'word2vec'"),
         ({"DATABASE_URL": "mysql://root@db/bloom"}, "DATABASE_URL", "malformed or unsupported"),

@@ -20,6 +20,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--host", help="default: the host of OPENAI_BASE_URL")
         parser.add_argument("--port", type=int, help="default: the port of OPENAI_BASE_URL")
+        parser.add_argument("--access-log", action="store_true", help="log every request (off: one line at start)")
 
     def handle(self, *args, **options) -> None:
         import uvicorn
@@ -38,4 +39,5 @@ class Command(BaseCommand):
                           f"({settings.BLOOM_LLM_THREADS} threads, context {settings.BLOOM_LLM_CONTEXT})")
         app = build_app(models, n_ctx=settings.BLOOM_LLM_CONTEXT, n_threads=settings.BLOOM_LLM_THREADS,
                         api_key=settings.OPENAI_API_KEY or None)
-        uvicorn.run(app, host=host, port=port, log_level="warning")
+        uvicorn.run(app, host=host, port=port, log_level="info" if options["access_log"] else "warning",
+                    access_log=options["access_log"])
