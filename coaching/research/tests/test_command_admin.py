@@ -88,3 +88,93 @@ def test_admin_action_requires_export_permission(client, study):
     assert text.splitlines()[0].split(",") == COLUMN_NAMES
     log = ExportLog.objects.get()
     assert (log.via, log.user_id, log.row_count) == ("admin", staff.pk, len(text.splitlines()) - 1)
+
+
+def test_validate_accepts_the_written_file_and_catches_each_kind_of_drift(study, tmp_path):
+    """--validate re-reads the file. A copy with a literal NA, a 0/1 boolean, a float schema
+    version, a broken identity or a per-participant date offset is refused, line by line."""
+    from coaching.research.validate import validate_export
+
+    out = tmp_path / "export.csv"
+    call_command("export_adherence", "--study", str(study.pk), "--out", str(out), "--no-progress", "--validate")
+    report = validate_export(out, "csv", duration_weeks=4)
+    assert report.ok and report.rows > 12
+
+    rows = list(csv.DictReader(out.open()))
+    planned_row = next(i for i, r in enumerate(rows) if int(r["planned_sessions"]) > 0)
+    second = next(i for i, r in enumerate(rows) if r["participant_id"] != rows[0]["participant_id"])
+    drifts = {
+        "adherence_ratio": ("NA", "expected a decimal number"),
+        "adherent": ("1", "expected true or false"),
+        "schema_version": ("1.0", "expected an integer"),
+        "missed_sessions": (str(int(rows[planned_row]["missed_sessions"]) + 1), "completed + skipped + missed"),
+        "arm": ("", "never missing"),
+    }
+    for column, (value, message) in drifts.items():
+        broken = [dict(r) for r in rows]
+        broken[planned_row][column] = value
+        path = tmp_path / f"broken-{column}.csv"
+        with path.open("w", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=COLUMN_NAMES, lineterminator="\n")
+            writer.writeheader()
+            writer.writerows(broken)
+        report = validate_export(path, "csv", duration_weeks=4)
+        assert not report.ok and any(message in p for p in report.problems), (column, report.problems)
+    shifted = [dict(r) for r in rows]
+    for r in shifted[second:]:
+        if r["participant_id"] == rows[second]["participant_id"]:
+            r["week_start"] = (dt.date.fromisoformat(r["week_start"]) + dt.timedelta(weeks=3)).isoformat()
+    path = tmp_path / "per-participant-shift.csv"
+    with path.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=COLUMN_NAMES, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(shifted)
+    assert any("one calendar" in p for p in validate_export(path, "csv").problems)
+
+
+def test_validate_failure_exits_non_zero(study, tmp_path, monkeypatch):
+    from django.core.management.base import CommandError
+
+    from coaching.research import export
+
+    real = export.csv_cell
+    monkeypatch.setattr(export, "csv_cell", lambda v: "NA" if v is None else real(v))  # the old convention
+    with pytest.raises(CommandError, match="validation failed") as failed:
+        call_command("export_adherence", "--study", str(study.pk), "--out", str(tmp_path / "x.csv"),
+                     "--no-progress", "--validate")
+    assert failed.value.returncode == 1
+
+
+def test_summary_file_has_pooled_and_mean_of_ratios_per_arm(study, tmp_path):
+    out = tmp_path / "export.csv"
+    call_command("export_adherence", "--study", str(study.pk), "--out", str(out), "--no-progress")
+    rows = list(csv.DictReader(out.open()))
+    summary = list(csv.DictReader((tmp_path / "export.csv.summary.csv").open()))
+    for arm in ("coach", "tracker"):
+        mine = [r for r in rows if r["arm"] == arm]
+        ratios = [float(r["adherence_ratio"]) for r in mine if r["adherence_ratio"]]
+        planned = sum(int(r["planned_sessions"]) for r in mine)
+        completed = sum(int(r["completed_sessions"]) for r in mine)
+        total = next(s for s in summary if s["arm"] == arm and s["study_week"] == "")
+        assert int(total["participant_weeks"]) == len(mine) and int(total["planned_sessions"]) == planned
+        assert float(total["pooled_ratio"]) == pytest.approx(completed / planned, abs=5e-5)
+        # Both sides rounded to 4 decimals (each row, and the summary): within 1e-4.
+        assert float(total["mean_ratio"]) == pytest.approx(sum(ratios) / len(ratios), abs=1e-4)
+        weeks = [s for s in summary if s["arm"] == arm and s["study_week"]]
+        assert sum(int(s["participant_weeks"]) for s in weeks) == len(mine)
+
+
+def test_data_dictionary_page_renders_the_codebook_with_the_dates_statement(client, study):
+    from coaching.research.export import COLUMNS
+
+    client.force_login(User.objects.create_superuser("admin", password="x" * 12))
+    html = client.get(reverse("admin:research_study_codebook", args=[study.pk])).content.decode()
+    for column in COLUMNS:
+        assert f"<code>{column.name}</code>" in html
+    assert "Dates: not shifted" in html and "an empty cell in CSV, null in Parquet" in html
+    study.date_shift_enabled = True
+    study.save()
+    html = client.get(reverse("admin:research_study_codebook", args=[study.pk])).content.decode()
+    assert "Dates: shifted" in html and study.secret not in html
+    api = client.get(reverse("research-codebook") + f"?study={study.pk}").content.decode()
+    assert "Dates: shifted" in api
