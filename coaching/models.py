@@ -283,3 +283,20 @@ class CheckIn(models.Model):
 
     def __str__(self) -> str:
         return f"check-in {self.outcome} ({self.learner})"
+
+
+CHAT_LINK_SALT = "bloom.coaching.chat-link"  # signing salt: a chat-link token is valid for nothing else
+
+
+class ChatLink(models.Model):
+    """A signed, expiring link an API client gives one of its learners: the page behind it shows
+    that learner's conversation and needs no login. The URL carries a signature over this row's id
+    and expiry (django.core.signing, SECRET_KEY); the row makes revocation possible."""
+
+    learner = models.ForeignKey(Learner, on_delete=models.CASCADE, related_name="chat_links")
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"chat link of {self.learner} until {self.expires_at:%Y-%m-%d %H:%M}"

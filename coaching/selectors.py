@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from django.core import signing
 from django.db.models import QuerySet
 from django.utils import timezone
 
 from coaching.models import (
+    CHAT_LINK_SALT,
     ApiClient,
+    ChatLink,
     CheckIn,
     Conversation,
     Learner,
@@ -174,3 +177,18 @@ def checkins_for(*, learner: Learner) -> QuerySet[CheckIn]:
 
 def turns_for(*, conversation: Conversation) -> QuerySet[Turn]:
     return Turn.objects.filter(learner_message__conversation=conversation).order_by("learner_message_id")
+
+
+def chat_link_learner(*, token: str) -> Learner | None:
+    """The learner a chat-link token opens, or None when the signature is wrong, the link has
+    expired or was revoked (all look alike to the holder: no page)."""
+    try:
+        payload = signing.loads(token, salt=CHAT_LINK_SALT)
+    except signing.BadSignature:
+        return None
+    now = timezone.now()
+    if not isinstance(payload, dict) or int(payload.get("exp", 0)) <= now.timestamp():
+        return None
+    link = (ChatLink.objects.select_related("learner__profile")
+            .filter(pk=payload.get("link"), revoked_at__isnull=True, expires_at__gt=now).first())
+    return link.learner if link is not None else None

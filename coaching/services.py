@@ -9,12 +9,15 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.contrib.auth import get_user_model
+from django.core import signing
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from coaching.models import (
+    CHAT_LINK_SALT,
     ApiClient,
     ApiToken,
+    ChatLink,
     CheckIn,
     CompletionSource,
     Conversation,
@@ -400,3 +403,21 @@ def session_reschedule(*, session: PlannedSession, start: datetime | None = None
     if fields:
         session.save(update_fields=fields)
     return session
+
+
+# --- learner chat links ---------------------------------------------------------------------------
+
+@transaction.atomic
+def chat_link_create(*, learner: Learner, expires_in: timedelta) -> tuple[ChatLink, str]:
+    """A signed link token for one learner's chat page, valid for `expires_in`. Returns (row,
+    token); the token is not stored (the signature is checked against SECRET_KEY)."""
+    link = ChatLink.objects.create(learner=learner, expires_at=timezone.now() + expires_in)
+    token = signing.dumps({"link": link.pk, "exp": int(link.expires_at.timestamp())}, salt=CHAT_LINK_SALT,
+                          compress=True)
+    return link, token
+
+
+@transaction.atomic
+def chat_links_revoke(*, learner: Learner) -> int:
+    """Every live link of the learner stops working now."""
+    return ChatLink.objects.filter(learner=learner, revoked_at__isnull=True).update(revoked_at=timezone.now())

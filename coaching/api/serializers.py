@@ -194,3 +194,17 @@ class TurnOut(serializers.ModelSerializer):
 
     def get_tools(self, turn: Turn) -> list[str]:
         return [str(c.get("name", "")) for c in (turn.tool_calls or []) if isinstance(c, dict)]
+
+
+class ChatLinkIn(serializers.Serializer):
+    expires_in_minutes = serializers.IntegerField(min_value=5, max_value=60 * 24 * 30, default=60 * 24,
+                                                  help_text="how long the link works (default one day)")
+
+
+class ChatLinkOut(serializers.Serializer):
+    url = serializers.URLField(help_text="the learner's chat page; shown once, give it to the learner only")
+    expires_at = serializers.DateTimeField()
+
+
+class ChatLinksRevokedOut(serializers.Serializer):
+    revoked = serializers.IntegerField(help_text="links that stopped working")

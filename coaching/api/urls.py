@@ -12,6 +12,7 @@ urlpatterns = [
     path("learners/<uuid:research_id>/plans", views.PlanListView.as_view(), name="learner-plans"),
     path("learners/<uuid:research_id>/sessions", views.SessionListView.as_view(), name="learner-sessions"),
     path("learners/<uuid:research_id>/checkins", views.CheckInListView.as_view(), name="learner-checkins"),
+    path("learners/<uuid:research_id>/chat-link", views.ChatLinkView.as_view(), name="learner-chat-link"),
     path("sessions/<int:session_id>", views.SessionDetailView.as_view(), name="session-detail"),
     path("sessions/<int:session_id>/checkins", views.SessionCheckInView.as_view(), name="session-checkin"),
     path("conversations/<int:conversation_id>/messages", views.MessagesView.as_view(), name="conversation-messages"),

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import math
+from datetime import timedelta
 
 from django.http import Http404
+from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
@@ -16,6 +18,9 @@ from bloom.schema import ErrorOut
 from coaching import selectors, services
 from coaching.api.errors import error_response
 from coaching.api.serializers import (
+    ChatLinkIn,
+    ChatLinkOut,
+    ChatLinksRevokedOut,
     CheckInCreatedOut,
     CheckInIn,
     CheckInOut,
@@ -325,3 +330,22 @@ class TurnListView(APIView):
         outcome (ok, fallback, unavailable, templated), the tools called and the trace id."""
         conversation = _conversation(request, conversation_id)
         return _page(request, self, selectors.turns_for(conversation=conversation), TurnOut)
+
+
+class ChatLinkView(APIView):
+    @extend_schema(summary="Issue a signed, expiring chat link for a learner", request=ChatLinkIn,
+                   responses={201: ChatLinkOut})
+    def post(self, request, research_id):
+        """The page behind the URL shows this learner's conversation, streams replies and needs
+        no login; anyone holding the URL can chat as the learner until it expires or is revoked."""
+        learner = _learner(request, research_id)
+        data = ChatLinkIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        link, token = services.chat_link_create(
+            learner=learner, expires_in=timedelta(minutes=data.validated_data["expires_in_minutes"]))
+        url = request.build_absolute_uri(reverse("coaching:learner-chat", args=[token]))
+        return Response({"url": url, "expires_at": link.expires_at}, status=status.HTTP_201_CREATED)
+
+    @extend_schema(summary="Revoke every chat link of a learner", request=None, responses=ChatLinksRevokedOut)
+    def delete(self, request, research_id):
+        return Response({"revoked": services.chat_links_revoke(learner=_learner(request, research_id))})
