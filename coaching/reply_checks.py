@@ -89,7 +89,7 @@ def strip_greeting(text: str) -> str:
 # A coach talks TO the learner. "The learner missed two sessions", "the user's goal" is the model
 # narrating its prompt. "They"/"their" alone is not flagged: it is too often about someone else.
 _THIRD_PERSON = re.compile(
-    r"(?i)\b(?:the|this|our|a) (?:learner|user|student|client)(?:'s|’s|s)?\b"
+    r"(?i)\b(?:the|this|our) (?:learner|user|student|client)(?:'s|’s|s)?\b"
     r"|\blearner(?:'s|’s)? (?:goal|profile|reported|said|says|missed|skipped|wants|has|is)\b")
 
 

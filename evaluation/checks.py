@@ -10,6 +10,8 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from coaching import reply_checks
+
 
 @dataclass(frozen=True)
 class CheckResult:
@@ -45,6 +47,12 @@ class CheckContext:
     # Code-rendered text the engine appends (onboarding questions listing "career" as a category,
     # templated fallbacks): not the model's words, so excluded from drift and advice checks.
     template_texts: tuple[str, ...] = ()
+    # The coach's earlier replies in this conversation (loop: the same text a third time).
+    previous_replies: tuple[str, ...] = ()
+    # Every learner message of the conversation so far, this one included (profile values must
+    # come from what the learner said), and the profile values the turn saved.
+    learner_history: tuple[str, ...] = ()
+    profile_updates: tuple[tuple[str, Any], ...] = ()
 
 
 # --- helpers --------------------------------------------------------------------------------
@@ -87,30 +95,7 @@ _SCAFFOLD_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
                                  r"|\brecent facts \(newest first\)", re.I)),
     # The prompt's own formatting vocabulary in a chat to a learner ("use a lot of markdown").
     ("prompt vocabulary", re.compile(r"(?i)\bmarkdown\b|\bactions line\b|\bsystem prompt\b")),
-    # A coach talks to the learner; "the learner's goal is…" is the model narrating its context.
-    ("third-person learner", re.compile(r"(?i)\bthe learner(?:'s|’s)?\b")),
 ]
-
-
-def _longest_shared_run(reply: str, source: str) -> int:
-    """Length (in words) of the longest word sequence of `reply` that appears verbatim in
-    `source`. Used for system-prompt echoes: 8+ shared words in a row is not coincidence."""
-    a = [w.lower() for w in words(reply)]
-    b = [w.lower() for w in words(source)]
-    if not a or not b:
-        return 0
-    best = 0
-    prev = [0] * (len(b) + 1)
-    for i in range(1, len(a) + 1):
-        cur = [0] * (len(b) + 1)
-        ai = a[i - 1]
-        for j in range(1, len(b) + 1):
-            if ai == b[j - 1]:
-                cur[j] = prev[j - 1] + 1
-                if cur[j] > best:
-                    best = cur[j]
-        prev = cur
-    return best
 
 
 ECHO_MIN_WORDS = 8
@@ -119,12 +104,11 @@ ECHO_MIN_WORDS = 8
 def check_scaffold_leak(text: str, ctx: CheckContext | None = None) -> CheckResult:
     hits = [name for name, pattern in _SCAFFOLD_PATTERNS if pattern.search(text)]
     if ctx is not None:
-        # Repeating the learner's message back verbatim at length = the model continuing the
-        # transcript as the learner (role confusion), not a reflection.
-        for label, source in (("system-prompt", ctx.system_prompt), ("context", ctx.context_snapshot),
-                              ("learner-role", ctx.learner_text)):
+        # Echoes of the prompt or the context block. (Echoes of the learner's own message are the
+        # separate `parrot` check; narrating the learner is `third_person`.)
+        for label, source in (("system-prompt", ctx.system_prompt), ("context", ctx.context_snapshot)):
             if source:
-                run = _longest_shared_run(strip_templates(text, ctx), source)
+                run = reply_checks.longest_shared_run(strip_templates(text, ctx), source)
                 if run >= ECHO_MIN_WORDS:
                     hits.append(f"{label} echo ({run} words)")
     return CheckResult(flag=bool(hits), value=float(len(hits)), detail=", ".join(hits))
@@ -273,9 +257,51 @@ def check_goal_drift(text: str, ctx: CheckContext) -> CheckResult:
     return CheckResult(flag=bool(hits), value=float(len(hits)), detail=", ".join(hits))
 
 
+# --- voice: shared with the coaching guard (coaching/reply_checks.py) -------------------------
+def _shared(hit: str | None) -> CheckResult:
+    return CheckResult(flag=hit is not None, value=1.0 if hit else 0.0, detail=hit or "")
+
+
+def check_third_person(text: str, ctx: CheckContext) -> CheckResult:
+    """"The learner reported…", "the user's goal": talking about the learner instead of to them."""
+    return _shared(reply_checks.third_person(strip_templates(text, ctx)))
+
+
+def check_parrot(text: str, ctx: CheckContext) -> CheckResult:
+    """A long run of the learner's own message repeated back (≥ 8 words, or most of a short one)."""
+    return _shared(reply_checks.parrot(strip_templates(text, ctx), ctx.learner_text))
+
+
+def check_refusal(text: str, ctx: CheckContext) -> CheckResult:
+    """"I'm sorry, but I can't assist with that." to an ordinary coaching message."""
+    return _shared(reply_checks.refusal(text))
+
+
+def check_loop(text: str, ctx: CheckContext) -> CheckResult:
+    """The same reply text at least three times in one conversation (templated or not: a learner
+    sees a loop either way)."""
+    return _shared(reply_checks.loop(text, ctx.previous_replies))
+
+
+def check_goal_is_greeting(text: str, ctx: CheckContext) -> CheckResult:
+    """The turn stored a greeting or filler as the learner's goal."""
+    return _shared(reply_checks.goal_is_greeting(str(dict(ctx.profile_updates).get("primary_goal") or "")))
+
+
+def check_profile_unsupported(text: str, ctx: CheckContext) -> CheckResult:
+    """The turn stored a profile value nothing the learner wrote supports."""
+    updates = dict(ctx.profile_updates)
+    if not updates:
+        return CheckResult(flag=False)
+    history = ctx.learner_history or (ctx.learner_text,)
+    bad = reply_checks.values_never_given(updates, history)
+    return CheckResult(flag=bool(bad), value=float(len(bad)), detail="; ".join(bad))
+
+
 # --- all checks -----------------------------------------------------------------------------
 CHECK_NAMES = ("scaffold_leak", "over_length", "repetition", "format_density", "emoji", "premature_advice",
-               "unperformed_action", "goal_drift")
+               "unperformed_action", "goal_drift", "third_person", "parrot", "refusal", "loop", "goal_is_greeting",
+               "profile_unsupported")
 # Human labels for reports; the names above are the stored keys.
 CHECK_LABELS = {
     "scaffold_leak": "Scaffold leak",
@@ -286,6 +312,12 @@ CHECK_LABELS = {
     "premature_advice": "Advice before onboarding done",
     "unperformed_action": "Claims action not performed",
     "goal_drift": "Goal-category drift (fixation)",
+    "third_person": "Talks about the learner (third person)",
+    "parrot": "Parrots the learner's message",
+    "refusal": "Refuses an ordinary message",
+    "loop": "Same reply 3+ times in a conversation",
+    "goal_is_greeting": "Greeting/filler stored as the goal",
+    "profile_unsupported": "Profile value the learner never gave",
 }
 
 
@@ -304,6 +336,12 @@ class CheckSuite:
             "premature_advice": check_premature_advice(text, ctx),
             "unperformed_action": check_unperformed_action(text, ctx),
             "goal_drift": check_goal_drift(text, ctx),
+            "third_person": check_third_person(text, ctx),
+            "parrot": check_parrot(text, ctx),
+            "refusal": check_refusal(text, ctx),
+            "loop": check_loop(text, ctx),
+            "goal_is_greeting": check_goal_is_greeting(text, ctx),
+            "profile_unsupported": check_profile_unsupported(text, ctx),
         }
         return {name: result.as_dict() for name, result in results.items()}
 

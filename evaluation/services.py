@@ -139,7 +139,16 @@ def _profile_line(profile: dict[str, Any]) -> str:
     return " · ".join(parts)
 
 
-def _check_context(*, transcript: Transcript, outcome: Any, learner_text: str) -> CheckContext:
+def _profile_updates(guard_events: list[Any]) -> tuple[tuple[str, Any], ...]:
+    """The profile values the coaching gate saved this turn (recorded on its onboarding event)."""
+    for event in guard_events or []:
+        if isinstance(event, dict) and event.get("kind") == "onboarding" and event.get("updates"):
+            return tuple((k, v) for k, v in event["updates"].items() if k != "onboarding_step")
+    return ()
+
+
+def _check_context(*, transcript: Transcript, outcome: Any, learner_text: str,
+                   previous_replies: tuple[str, ...] = (), learner_history: tuple[str, ...] = ()) -> CheckContext:
     from evaluation.replay import engine_templates
 
     exp = transcript.expectations or {}
@@ -154,6 +163,9 @@ def _check_context(*, transcript: Transcript, outcome: Any, learner_text: str) -
         must_not_mention=tuple(exp.get("must_not_mention", [])),
         learner_text=learner_text,
         system_prompt=outcome.system_prompt,
+        previous_replies=previous_replies,
+        learner_history=learner_history or (learner_text,),
+        profile_updates=_profile_updates(getattr(outcome, "guard_events", [])),
     )
 
 
@@ -240,7 +252,9 @@ def _replay_transcript(*, run: EvalRun, transcript: Transcript, check_cfg: Check
             outcome = replay_mod.TurnOutcome(reply_text="", engine="error")
             error = f"{type(exc).__name__}: {exc}"[:1000]
         latency = time.perf_counter() - t0
-        ctx = _check_context(transcript=transcript, outcome=outcome, learner_text=text)
+        ctx = _check_context(transcript=transcript, outcome=outcome, learner_text=text,
+                             previous_replies=_prior_coach_texts(transcript, results),
+                             learner_history=_learner_texts(transcript, results, text))
         checks = run_checks(outcome.reply_text, ctx, check_cfg) if not error else {}
         raw_checks = _raw_checks(outcome.raw_texts, ctx, check_cfg)
         calls = counter.by_trace.get(outcome.trace_id, 0) if outcome.trace_id else 0
@@ -252,6 +266,16 @@ def _replay_transcript(*, run: EvalRun, transcript: Transcript, check_cfg: Check
             raw_checks=raw_checks, guard_events=outcome.guard_events, outcome=outcome.outcome[:20],
             model_calls=calls or outcome.model_calls, latency_s=round(latency, 3), error=error))
     return results
+
+
+def _prior_coach_texts(transcript: Transcript, results: list[ReplyResult]) -> tuple[str, ...]:
+    prior = [m.get("text", "") for m in transcript.prior_messages or [] if m.get("role") == "coach"]
+    return tuple(prior + [r.reply_text for r in results])
+
+
+def _learner_texts(transcript: Transcript, results: list[ReplyResult], text: str) -> tuple[str, ...]:
+    prior = [m.get("text", "") for m in transcript.prior_messages or [] if m.get("role", "learner") == "learner"]
+    return tuple(prior + [r.learner_text for r in results] + [text])
 
 
 def _raw_checks(raw_texts: list[str], ctx: CheckContext, cfg: CheckConfig) -> dict[str, dict[str, Any]]:
@@ -286,7 +310,10 @@ def run_recheck(*, run: EvalRun) -> EvalRun:
         from coaching.prompts import SPECIALIST_PROMPTS, system_prompt
     except ImportError:
         SPECIALIST_PROMPTS, system_prompt = {}, None
-    for reply in run.replies.select_related("transcript"):
+    done: dict[int, list[ReplyResult]] = defaultdict(list)
+    for reply in run.replies.select_related("transcript").order_by("transcript_id", "turn_index"):
+        earlier = done[reply.transcript_id]
+        done[reply.transcript_id].append(reply)
         if reply.error:
             continue
         turn = turns.get(reply.trace_id)
@@ -296,8 +323,10 @@ def run_recheck(*, run: EvalRun) -> EvalRun:
             reply_text=reply.reply_text, tool_calls=list(reply.tool_calls or []), trace_id=reply.trace_id,
             system_prompt=system_prompt(reply.specialist) if system_prompt and reply.specialist in SPECIALIST_PROMPTS
             else "", context_snapshot=turn.context_snapshot if turn else "", raw_texts=reply.raw_texts,
-            onboarding_complete_before=onboarded)
-        ctx = _check_context(transcript=reply.transcript, outcome=outcome, learner_text=reply.learner_text)
+            onboarding_complete_before=onboarded, guard_events=reply.guard_events or [])
+        ctx = _check_context(transcript=reply.transcript, outcome=outcome, learner_text=reply.learner_text,
+                             previous_replies=_prior_coach_texts(reply.transcript, earlier),
+                             learner_history=_learner_texts(reply.transcript, earlier, reply.learner_text))
         reply.checks = run_checks(reply.reply_text, ctx, check_cfg)
         reply.raw_checks = _raw_checks(reply.raw_texts, ctx, check_cfg)
         reply.save(update_fields=["checks", "raw_checks"])
@@ -371,6 +400,15 @@ def judge_reply_scores(*, reply: ReplyResult, rubric: Rubric, config: dict[str, 
 
 
 # --- summaries ------------------------------------------------------------------------------
+def guard_fired_on(events: list[Any] | None) -> bool:
+    """The guard acted on this reply (regenerated, rewrote, cut, replaced or dropped something).
+    The engine's own bookkeeping events (gate decisions, intent readings) are stored with the
+    guard's on a Turn but are not the guard acting, so they do not count."""
+    from coaching.guard import BOOKKEEPING_KINDS
+
+    return any(not (isinstance(e, dict) and e.get("kind") in BOOKKEEPING_KINDS) for e in events or [])
+
+
 def run_summarize(*, run: EvalRun) -> dict[str, Any]:
     replies = list(run.replies.select_related("transcript"))
     ok = [r for r in replies if not r.error]
@@ -387,8 +425,9 @@ def run_summarize(*, run: EvalRun) -> dict[str, Any]:
     repeats: dict[tuple[int, str], list[int | None]] = defaultdict(list)
     for reply_id, _slug, dim, _rep, score in scores:
         repeats[(reply_id, dim)].append(score)
-    guard_fired = sum(1 for r in ok if r.guard_events)
-    fallback = sum(1 for r in ok if r.outcome in ("fallback", "templated"))
+    guard_fired = sum(1 for r in ok if guard_fired_on(r.guard_events))
+    fallback = sum(1 for r in ok if r.outcome == "fallback")
+    templated = sum(1 for r in ok if r.outcome == "templated")
     n = len(ok)
     return {
         "replies": len(replies), "errors": len(replies) - n, "transcripts": len(by_slug),
@@ -403,6 +442,7 @@ def run_summarize(*, run: EvalRun) -> dict[str, Any]:
         "reliability": {"self_agreement": compare.self_agreement(repeats.items())},
         "guard_fired_rate": round(guard_fired / n, 4) if n else 0.0,
         "fallback_rate": round(fallback / n, 4) if n else 0.0,
+        "templated_rate": round(templated / n, 4) if n else 0.0,
         "engine": sorted({r.engine for r in replies}),
         "model_calls_per_transcript": round(sum(r.model_calls for r in ok) / len(by_slug), 3) if by_slug else 0.0,
     }
@@ -456,8 +496,8 @@ def _restricted_summary(run: EvalRun, slugs: set[str]) -> dict[str, Any]:
         "per_transcript": compare.per_transcript_means(scores),
         "per_transcript_checks": {slug: compare.check_rates([r.checks for r in replies if r.transcript.slug == slug])
                                   for slug in slugs},
-        "guard_fired_rate": round(sum(1 for r in replies if r.guard_events) / n, 4) if n else 0.0,
-        "fallback_rate": round(sum(1 for r in replies if r.outcome in ("fallback", "templated")) / n, 4) if n else 0.0,
+        "guard_fired_rate": round(sum(1 for r in replies if guard_fired_on(r.guard_events)) / n, 4) if n else 0.0,
+        "fallback_rate": round(sum(1 for r in replies if r.outcome == "fallback") / n, 4) if n else 0.0,
     }
 
 

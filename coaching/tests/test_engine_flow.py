@@ -157,3 +157,26 @@ def test_embedded_smoke_onboarding_gate_without_model(fake_model):
         assert http.post(f"/api/v1/conversations/{conv}/messages", {"content": text}, format="json").status_code == 201
     profile = http.get(f"/api/v1/learners/{rid}/profile").json()
     assert profile["onboarded"] and profile["goal_category"] == "language" and profile["weekly_hours"] == "2.5"
+
+
+def test_third_person_reply_regenerated_once_then_second_person_fallback_on_the_goal(fake_model):
+    client, _ = make_client()
+    learner = onboarded_learner(client, goal="learn to swim")
+    fake_model.push("The learner missed two sessions, so we should move them.",
+                    "The learner should rest and then move the sessions.")
+    result = turn_run(message=_message(learner, "what should I work on next?"))
+    events = result.turn.guard_events
+    assert events[0]["kind"] == "third_person" and events[0]["action"] == "regenerate"
+    assert events[-1]["action"] == "fallback" and result.turn.outcome == "fallback"
+    assert "the learner" not in result.reply.content.lower()
+    assert "“learn to swim”" in result.reply.content and "you" in result.reply.content.lower()
+    assert result.turn.model_calls == 2
+
+
+def test_refusal_regenerated_and_the_good_second_reply_kept(fake_model):
+    client, _ = make_client()
+    learner = onboarded_learner(client)
+    fake_model.push("I'm sorry, but I can't assist with that.", "Short swims count. What felt hardest today?")
+    result = turn_run(message=_message(learner, "I only swam 10 minutes today, is that bad?"))
+    assert result.reply.content.startswith("Short swims count.")
+    assert [e["kind"] for e in result.turn.guard_events][:1] == ["refusal"]

@@ -47,3 +47,15 @@ def test_resolve_option():
     assert resolve_option("the second one", options)["label"] == "B"
     assert resolve_option("yes", options)["label"] == "A"
     assert resolve_option("what?", options) is None
+
+
+# --- issue 14: the shared voice checks in the guard ------------------------------------------
+def test_voice_findings_for_the_issue_examples():
+    kinds = [f.kind for f in guard.find_voice("The learner reported on a study session. They skipped it.")]
+    assert kinds == ["third_person"]
+    learner = "I missed two sessions this week, can we move them to the weekend?"
+    assert [f.kind for f in guard.find_voice(learner, learner)] == ["parrot"]
+    assert [f.kind for f in guard.find_voice("I'm sorry, but I can't assist with that.")] == ["refusal"]
+    same = "Let's keep going."
+    assert [f.kind for f in guard.find_voice(same, "", [same, same])] == ["loop"]
+    assert guard.find_voice("You missed two sessions — want to move them to Saturday?", learner) == []

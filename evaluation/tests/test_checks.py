@@ -9,9 +9,15 @@ from evaluation.checks import (
     check_emoji,
     check_format_density,
     check_goal_drift,
+    check_goal_is_greeting,
     check_length,
+    check_loop,
+    check_parrot,
     check_premature_advice,
+    check_profile_unsupported,
+    check_refusal,
     check_scaffold_leak,
+    check_third_person,
     check_unperformed_action,
     emoji_count,
     run_checks,
@@ -135,14 +141,16 @@ def test_goal_drift_uses_transcript_must_not_mention_terms():
 def test_run_checks_returns_every_check_as_plain_dicts():
     out = run_checks(CLEAN, CheckContext(goal_category="sport"))
     assert set(out) == {"scaffold_leak", "over_length", "repetition", "format_density", "emoji",
-                        "premature_advice", "unperformed_action", "goal_drift"}
+                        "premature_advice", "unperformed_action", "goal_drift", "third_person", "parrot", "refusal",
+                        "loop", "goal_is_greeting", "profile_unsupported"}
     assert all(set(v) == {"flag", "value", "detail"} for v in out.values())
     assert not any(v["flag"] for v in out.values())
 
 
 def test_scaffold_leak_flags_context_block_fences_and_narrating_the_learner():
     assert "context fence" in check_scaffold_leak("Learner memory (data, not instructions)\n<<<MEMORY\n- x").detail
-    assert "third-person learner" in check_scaffold_leak("The learner's goal is to cook healthy dinners.").detail
+    # Narrating the learner is its own check now (third_person), not a scaffold leak.
+    assert check_third_person("The learner's goal is to cook healthy dinners.", CheckContext()).flag
     ctx = CheckContext(context_snapshot="Learner goal: finish the Lisbon marathon in October (sport / fitness); "
                                         "6 h/week; best time: morning; confidence 6/10.")
     echo = "Learner goal: finish the Lisbon marathon in October (sport / fitness); 6 h/week; best time: morning."
@@ -178,5 +186,73 @@ def test_prompt_vocabulary_and_learner_role_echo_are_leaks():
     assert "prompt vocabulary" in check_scaffold_leak("I think you're going to have to use a lot of markdown.").detail
     learner = "I want to get better at stuff. I feel like I'm wasting my evenings"
     ctx = CheckContext(learner_text=learner)
-    assert "learner-role echo" in check_scaffold_leak(f"I am a student. {learner}.", ctx).detail
-    assert not check_scaffold_leak("Wasting evenings feels rotten. What would you rather do with them?", ctx).flag
+    # Echoing the learner is the `parrot` check (issue 14), no longer counted as a scaffold leak.
+    assert check_parrot(f"I am a student. {learner}.", ctx).flag
+    assert not check_parrot("Wasting evenings feels rotten. What would you rather do with them?", ctx).flag
+
+
+# --- issue 14: the classes the shipped set and the guard passed ---------------------------------
+@pytest.mark.parametrize("text", [
+    "The learner reported on a study session. They skipped it.",
+    "The learner missed two sessions, so we should move them.",
+    "It sounds like the user's goal is to swim.",
+])
+def test_third_person_flags_replies_about_the_learner(text):
+    assert check_third_person(text, CheckContext()).flag
+
+
+def test_third_person_leaves_second_person_alone():
+    assert not check_third_person("You missed two sessions — shall we move them to Thursday?", CheckContext()).flag
+    assert not check_third_person("As a learner of Spanish, you're doing great.", CheckContext()).flag
+
+
+def test_parrot_flags_the_learners_message_back_verbatim():
+    learner = "I missed two sessions this week, can we move them to the weekend?"
+    assert check_parrot(learner, CheckContext(learner_text=learner)).flag
+    assert check_parrot(f"Sure! {learner}", CheckContext(learner_text=learner)).flag
+    short = "managed 400m today without stopping!"
+    assert check_parrot("managed 400m today without stopping", CheckContext(learner_text=short)).flag
+    # Quoting a few words inside a real reply is reflection, not parroting.
+    assert not check_parrot("400 m without stopping is a big step! How did your breathing feel?",
+                            CheckContext(learner_text=short)).flag
+
+
+@pytest.mark.parametrize("text", ["I'm sorry, but I can't assist with that.", "I cannot help with that request.",
+                                  "I'm unable to provide that.", "As an AI, I don't have feelings."])
+def test_refusal_flags_refusals(text):
+    assert check_refusal(text, CheckContext()).flag
+
+
+def test_refusal_leaves_ordinary_replies_alone():
+    assert not check_refusal("Sorry to hear the week was rough. What got in the way?", CheckContext()).flag
+    assert not check_refusal("You can't do everything at once, and that's fine.", CheckContext()).flag
+
+
+def test_loop_flags_the_same_text_the_third_time():
+    pick = "Please pick one: language, programming, career, school/exams, music, art, sport/fitness, or other."
+    assert not check_loop(pick, CheckContext(previous_replies=(pick,))).flag
+    assert check_loop(pick, CheckContext(previous_replies=(pick, "Great!", pick))).flag
+    assert not check_loop("Nice work.", CheckContext(previous_replies=("Nice work today.",) * 3)).flag
+
+
+def test_goal_is_greeting_flags_hi_stored_as_the_goal():
+    assert check_goal_is_greeting("", CheckContext(profile_updates=(("primary_goal", "hi"),))).flag
+    assert check_goal_is_greeting("", CheckContext(profile_updates=(("primary_goal", "Hello!"),))).flag
+    assert not check_goal_is_greeting("", CheckContext(profile_updates=(("primary_goal", "learn Spanish"),))).flag
+    assert not check_goal_is_greeting("", CheckContext()).flag
+
+
+def test_profile_unsupported_flags_values_the_learner_never_gave():
+    history = ("hi", "I want to learn guitar", "maybe 3 hours")
+    ok = CheckContext(learner_history=history, profile_updates=(("weekly_hours", "3.0"),))
+    assert not check_profile_unsupported("", ok).flag
+    invented = CheckContext(learner_history=history, profile_updates=(("weekly_hours", "5.0"),))
+    assert check_profile_unsupported("", invented).flag
+    wrong_time = CheckContext(learner_history=("I have two kids so evenings are chaos",),
+                              profile_updates=(("best_time", "morning"),))
+    assert check_profile_unsupported("", wrong_time).flag
+    # "other" and "flexible" are the defaults the gate announces after two unmatched answers.
+    announced = CheckContext(learner_history=("hmm",), profile_updates=(("goal_category", "other"),))
+    assert not check_profile_unsupported("", announced).flag
+    goal = CheckContext(learner_history=("hello",), profile_updates=(("primary_goal", "hello"),))
+    assert check_profile_unsupported("", goal).flag

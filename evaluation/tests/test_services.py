@@ -242,11 +242,11 @@ def test_recheck_recomputes_checks_from_stored_replies_without_model_calls(fake_
     run = execute(model="fake:coach", judge=False)
     reply = run.replies.order_by("pk").first()
     reply.reply_text = "The learner's goal is to swim. " + reply.reply_text
-    reply.checks = {**reply.checks, "scaffold_leak": {"flag": False, "value": 0.0, "detail": ""}}
+    reply.checks = {**reply.checks, "third_person": {"flag": False, "value": 0.0, "detail": ""}}
     reply.save()
     calls_before = len(fake_model.requests)
     run = run_recheck(run=run)
     reply.refresh_from_db()
-    assert reply.checks["scaffold_leak"]["flag"] and "third-person" in reply.checks["scaffold_leak"]["detail"]
-    assert run.summary["check_rates"]["scaffold_leak"] == 0.2
+    assert reply.checks["third_person"]["flag"] and "learner" in reply.checks["third_person"]["detail"]
+    assert run.summary["check_rates"]["third_person"] == 0.2
     assert len(fake_model.requests) == calls_before
