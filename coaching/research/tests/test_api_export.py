@@ -131,3 +131,19 @@ def test_asgi_request_gets_async_streaming_body(study):
     request.user = _user("researcher", staff=True, perm=True)
     response = export_response(request=request, study=study, fmt="csv", via="api")
     assert response.is_async  # Django would otherwise buffer the whole body under ASGI
+
+
+def test_export_can_leave_out_incomplete_weeks(client, study):
+    client.force_login(_user("researcher", staff=True, perm=True))
+    full = list(csv.DictReader(io.StringIO(b"".join(client.get(_url(study)).streaming_content).decode())))
+    complete = list(csv.DictReader(io.StringIO(b"".join(
+        client.get(_url(study) + "&complete_weeks_only=true").streaming_content).decode())))
+    assert {r["week_complete"] for r in full} == {"true", "false"}  # the current week is partial
+    # Only the current week of each of the three participants is left out.
+    assert complete == [r for r in full if r["week_complete"] == "true"] and len(complete) == len(full) - 3
+
+
+def test_codebook_for_an_unknown_study_is_a_404(client):
+    client.force_login(_user("staff", staff=True, perm=False))
+    response = client.get(reverse("research-codebook") + "?study=999999")
+    assert response.status_code == 404 and response.json()["error"]["field"] == "study"
