@@ -183,6 +183,10 @@ SPECTACULAR_SETTINGS = {
                             "SessionStatusEnum": "coaching.models.SessionStatus",
                             "ModelCallStatusEnum": "telemetry.models.ModelCall.Status"},
     "COMPONENT_SPLIT_REQUEST": True,
+    # Operation ids and tags without the version prefix (a generated client gets `learners_create`).
+    "SCHEMA_PATH_PREFIX": r"/api/v1",
+    # The documented contract is JSON (the views also parse forms; clients should not rely on it).
+    "PARSER_WHITELIST": ["rest_framework.parsers.JSONParser"],
 }
 
 # --- models ---------------------------------------------------------------------------------
