@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import time
+import uuid
 
 import pytest
 from django.contrib.auth.models import Permission
@@ -82,3 +83,15 @@ def test_reset_needs_permission_and_confirmation(staff_client, staff):
     done = staff_client.post(url, {"confirm": "DELETE"}, content_type="application/json")
     assert done.status_code == 200 and done.json() == {"deleted": 2}
     assert ModelCall.objects.count() == 0
+
+
+def test_learner_filter_takes_the_learners_uuid(staff_client):
+    from coaching import services
+
+    learner = services.learner_create(client=services.api_client_create(name="tel"))
+    make_call(operation="chat", learner_id=learner.pk)
+    make_call(operation="chat", learner_id=learner.pk + 1000)
+    assert staff_client.get(CALLS, {"learner": str(learner.research_id)}).json()["count"] == 1
+    assert staff_client.get(CALLS, {"learner": str(uuid.uuid4())}).json()["count"] == 0
+    bad = staff_client.get(CALLS, {"learner": "ana"})
+    assert bad.status_code == 400 and bad.json()["error"]["field"] == "learner"
