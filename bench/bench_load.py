@@ -165,9 +165,9 @@ def run(quick: bool) -> list[dict]:
 
             pk = Learner.objects.get(research_id=rid).pk
             learner_ids.append(pk)
-            search_urls.append(f"/api/v1/memory/learners/{pk}/search/")
+            search_urls.append(f"/api/v1/memory/learners/{rid}/search")
             if i < 8:  # seed search data (embedded by the web process)
-                http.post(f"/api/v1/memory/learners/{pk}/facts/", headers=h,
+                http.post(f"/api/v1/memory/learners/{rid}/facts", headers=h,
                           json={"facts": [{"fact_type": "insight", "content": t} for t in SEED_FACTS]}
                           ).raise_for_status()
         # warm the model and the encoder once (not measured)
