@@ -127,10 +127,70 @@ def _add_ms(run: _Run, phase: str, start: float) -> None:
 
 
 # --- model calls ----------------------------------------------------------------------------------
-def _model_text(run: _Run, messages: list[dict], *, max_tokens: int, stream: bool) -> str:
-    """One model call under the turn's call context. Streams to the client when asked; stops the
-    stream early once the text is past the hard cap or shows a scaffold leak (the guard then
-    decides what is stored)."""
+class StreamGate:
+    """Guarded streaming: tokens are held back until a whole sentence (or, without one, a window of
+    WINDOW characters up to a word boundary) has passed the guard's checks; only then is it sent
+    to the client. The first sentence that fails stops the stream, so nothing the guard would
+    remove is ever shown. What was shown is final: a reply is never half-shown and then replaced.
+
+    `check(text) -> list[Finding]` runs on the whole prefix released so far (flattened as the
+    stored reply will be)."""
+
+    WINDOW = 80
+
+    def __init__(self, run: _Run, check: Callable[[str], list], *, max_sentences: int | None = None):
+        self.run, self.check, self.max_sentences = run, check, max_sentences
+        self.shown = ""
+        self.failed: list = []  # findings of the first prefix that did not pass
+        self.held = False  # stopped releasing (past the cap or formatting not prefix-stable)
+        self._released_upto = 0
+
+    def offer(self, text: str) -> bool:
+        """Called with the text generated so far. False = stop generating (a check failed)."""
+        if self.failed or self.held:
+            return not self.failed
+        ends = [m.end() for m in re.finditer(r"[.!?…](?=\s)|\n", text)]
+        cut = ends[-1] if ends else 0
+        if not cut and len(text) - self._released_upto >= self.WINDOW:
+            cut = text.rfind(" ")
+        if cut <= self._released_upto:
+            return True
+        return self._release(text[:cut], cut)
+
+    def finish(self, text: str) -> None:
+        """The model is done: release the rest if it passes."""
+        if not self.failed and not self.held and text.strip():
+            self._release(text, len(text))
+
+    def _release(self, prefix: str, upto: int) -> bool:
+        candidate, _ = guard.flatten_format(prefix)
+        candidate = candidate.strip()
+        sentences = [p for p in re.split(r"(?<=[.!?])\s+|\n+", candidate) if p.strip()]
+        if self.max_sentences is not None and len(sentences) > self.max_sentences:
+            self.held = True
+            return False
+        findings = self.check(candidate)
+        if findings:
+            self.failed = findings
+            return False
+        if len(candidate) > guard.MAX_REPLY_CHARS or not candidate.startswith(self.shown):
+            self.held = True  # the rest waits for the final guard
+            return True
+        delta = candidate[len(self.shown):]
+        if delta:
+            if not self.shown:
+                self.run.timings["first_shown_ms"] = _ms(self.run.t0)
+            self.run.send(delta)
+            self.shown = candidate
+        self._released_upto = upto
+        return True
+
+
+def _model_text(run: _Run, messages: list[dict], *, max_tokens: int, stream: bool,
+                gate: StreamGate | None = None) -> str:
+    """One model call under the turn's call context. With a `gate` and a client listening, tokens
+    go through the gate (guarded streaming) and generation stops at the first failing sentence or
+    past the hard cap; the guard then decides what is stored."""
     start = time.perf_counter()
     options = {"max_tokens": max_tokens, "temperature": 0.3, "seed": 7}
     with call_context(trace_id=run.trace_id, conversation_id=run.message.conversation_id, learner_id=run.learner.id,
@@ -138,7 +198,7 @@ def _model_text(run: _Run, messages: list[dict], *, max_tokens: int, stream: boo
         run.iteration += 1
         run.model_calls += 1
         try:
-            if not (stream and run.emit is not None):
+            if not (stream and run.emit is not None and gate is not None):
                 return chat(messages, options=options, model=run.model).text
             chat_stream = chat(messages, stream=True, options=options, model=run.model)
             parts: list[str] = []
@@ -147,15 +207,46 @@ def _model_text(run: _Run, messages: list[dict], *, max_tokens: int, stream: boo
                     if not parts and "ttft_ms" not in run.timings:
                         run.timings["ttft_ms"] = _ms(run.t0)
                     parts.append(token)
-                    run.send(token)
                     text = "".join(parts)
-                    if len(text) > guard.MAX_REPLY_CHARS + 80 or guard.find_leaks(text):
+                    if not gate.offer(text) or len(text) > guard.MAX_REPLY_CHARS + 80:
                         break
             finally:
                 chat_stream.close()
-            return "".join(parts)
+            text = "".join(parts)
+            gate.finish(text)
+            return text
         finally:
             _add_ms(run, "model", start)
+
+
+def _stream_checks(run: _Run, *, system: str, toolbox: ToolBox, goal_category: str,
+                   extra: Callable[[str], list] | None = None) -> Callable[[str], list]:
+    """The guard's checks for a prefix in the stream (the loop check waits for the whole reply)."""
+    def check(text: str) -> list:
+        findings = (guard.find_leaks(text, system) + guard.find_false_claims(text, toolbox.done)
+                    + guard.find_drift(text, goal_category) + guard.find_voice(text, run.message.content))
+        return findings + (extra(text) if extra else [])
+    return check
+
+
+def _streamed_reply(run: _Run, raw: str, gate: StreamGate | None, **guard_args) -> str:
+    """The stored reply after a (possibly) streamed generation. If the gate showed anything, that
+    is the reply (each released prefix passed the guard); a later sentence that failed is cut, not
+    shown. If nothing was shown, the full guard runs (regenerate once, then the fallback)."""
+    if gate is None or not gate.shown:
+        return _guarded(run, raw, **guard_args)
+    if gate.failed:
+        run.guard_event(gate.failed[0].kind, "; ".join(f"{f.kind}:{f.detail}" for f in gate.failed)[:300],
+                        "stream stopped; reply cut after the sentences already shown")
+    elif gate.held:
+        # Held back (over the cap or formatting changed earlier text): the guard decides the rest,
+        # which is shown after the gate's text only if it extends it.
+        text = _guarded(run, raw, **{**guard_args, "allow_regenerate": False})
+        return text if text.startswith(gate.shown) else gate.shown
+    late = guard.find_voice(gate.shown, "", run.previous_replies)  # loop: only judgeable on the whole reply
+    for finding in late:
+        run.guard_event(finding.kind, finding.detail, "recorded (already shown)")
+    return gate.shown
 
 
 def _tool_loop(run: _Run, messages: list[dict], toolbox: ToolBox) -> tuple[list[dict], str | None]:
@@ -341,14 +432,17 @@ def turn_run(*, message: Message, emit: Callable[[str], None] | None = None, mod
         else:
             msgs = _chat_messages(system, context, history, _actions_line(toolbox), message.content)
             answer = None
+            gate = StreamGate(run, _stream_checks(run, system=system, toolbox=toolbox,
+                                                  goal_category=profile.goal_category)) if emit else None
             if tool_loop_enabled() and run.specialist in (COACH, REFLECTION):
                 msgs, answer = _tool_loop(run, msgs, toolbox)
-                if answer:
-                    run.send(answer)
+                if answer and gate is not None:
+                    gate.finish(answer)
             if answer is None:
-                answer = _model_text(run, msgs, max_tokens=REPLY_MAX_TOKENS, stream=True)
-            text = _guarded(run, answer, messages=msgs, system=system, toolbox=toolbox,
-                            goal_category=profile.goal_category, fallback=fallback)
+                answer = _model_text(run, msgs, max_tokens=REPLY_MAX_TOKENS, stream=True, gate=gate)
+            text = _streamed_reply(run, answer, gate, messages=msgs, system=system, toolbox=toolbox,
+                                   goal_category=profile.goal_category, fallback=fallback,
+                                   goal=profile.primary_goal)
     except LLMError as exc:
         # Free-form specialists need the model (down, timing out, or answering garbage): keep the
         # message (unanswered), record the turn, tell the client to retry.
@@ -434,22 +528,32 @@ def _first_sentence(text: str) -> str:
     return match.group(1) if match else text
 
 
-def _phrase(run, system, context, history, toolbox, user_text, fallback, goal_category) -> str:
+def _phrase(run, system, context, history, toolbox, user_text, fallback, goal_category, *,
+            extra_check: Callable[[str], list] | None = None, max_sentences: int | None = None) -> str:
     """Model phrasing for deterministic specialists: on model failure a template answers (the
     actions were already taken by code, so the template can state them truthfully)."""
     msgs = _chat_messages(system, context, history, _actions_line(toolbox), user_text)
+    gate = StreamGate(run, _stream_checks(run, system=system, toolbox=toolbox, goal_category=goal_category,
+                                          extra=extra_check), max_sentences=max_sentences) if run.emit else None
     try:
-        raw = _model_text(run, msgs, max_tokens=REPLY_MAX_TOKENS, stream=True)
+        raw = _model_text(run, msgs, max_tokens=REPLY_MAX_TOKENS, stream=True, gate=gate)
     except LLMError as exc:
         run.guard_event("model_unavailable", type(exc).__name__, "templated reply")
         run.outcome = "templated"
         return fallback
-    return _guarded(run, raw, messages=msgs, system=system, toolbox=toolbox, goal_category=goal_category,
-                    fallback=fallback)
+    return _streamed_reply(run, raw, gate, messages=msgs, system=system, toolbox=toolbox,
+                           goal_category=goal_category, fallback=fallback)
 
 
 _SCHEDULE_TALK = re.compile(
     r"\d|\boption|\b(mon|tues|wednes|thurs|fri|satur|sun)day|\bmorning:|\bhere (are|is)\b", re.I)
+
+
+def _schedule_talk_findings(text: str) -> list:
+    """In a stream, the planner's words stop at the first piece talking schedule (see below)."""
+    pieces = [p.strip() for p in re.split(r"(?<=[.!?])\s+|\n+", text) if p.strip()]
+    bad = [p for p in pieces if _SCHEDULE_TALK.search(p) or p.endswith(":")]
+    return [guard.Finding("planner_schedule_talk", bad[0][:80])] if bad else []
 
 
 def _planner_words(run: _Run, text: str) -> str:
@@ -493,7 +597,8 @@ def _planner(run, profile, rule, previous, message, system, context, history, to
                 return "", confirmation
             text = _phrase(run, system, context, history, toolbox,
                            f"{message.content}\n(Encourage me about the sessions just scheduled.)",
-                           "Nice choice — that's a plan you can keep.", profile.goal_category)
+                           "Nice choice — that's a plan you can keep.", profile.goal_category,
+                           extra_check=_schedule_talk_findings, max_sentences=2)
             return _planner_words(run, text), confirmation
     lead = ""
     missed = sessions_missed(learner=run.learner) if rule == "reschedule_request" else []
@@ -517,7 +622,7 @@ def _planner(run, profile, rule, previous, message, system, context, history, to
     fallback = prompts.fallback_for(PLANNER, profile.primary_goal, run.previous_replies)
     text = _phrase(run, system, context, history, toolbox,
                    f"{message.content}\n(Two schedule options follow your reply; do not list times yourself.)",
-                   fallback, profile.goal_category)
+                   fallback, profile.goal_category, extra_check=_schedule_talk_findings, max_sentences=2)
     return _planner_words(run, text) or fallback, suffix
 
 

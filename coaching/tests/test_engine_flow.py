@@ -106,7 +106,10 @@ def test_sse_framing_tokens_then_final(fake_model):
     assert r.status_code == 200 and r["Content-Type"] == "text/event-stream"
     body = b"".join(r.streaming_content).decode()
     frames = [f for f in body.split("\n\n") if f]
-    assert [f.split("\n")[0] for f in frames] == ["event: token"] * 5 + ["event: final"]
+    # Guarded streaming: tokens are released a sentence at a time, once the sentence passed the guard.
+    assert [f.split("\n")[0] for f in frames] == ["event: token"] * 2 + ["event: final"]
+    tokens = [json.loads(f.split("data: ", 1)[1])["text"] for f in frames[:-1]]
+    assert tokens == ["Keep your chin down.", " Breathe out slowly."]
     final = json.loads(frames[-1].split("data: ", 1)[1])
     assert final["content"] == "Keep your chin down. Breathe out slowly." and final["replaced"] is False
     assert Message.objects.filter(role="coach", reply_to__isnull=False).count() == 1
@@ -180,3 +183,46 @@ def test_refusal_regenerated_and_the_good_second_reply_kept(fake_model):
     result = turn_run(message=_message(learner, "I only swam 10 minutes today, is that bad?"))
     assert result.reply.content.startswith("Short swims count.")
     assert [e["kind"] for e in result.turn.guard_events][:1] == ["refusal"]
+
+
+def _sse(http, conv, text):
+    r = http.post(f"/api/v1/conversations/{conv}/messages", {"content": text}, format="json",
+                  HTTP_ACCEPT="text/event-stream")
+    assert r.status_code == 200
+    frames = [f for f in b"".join(r.streaming_content).decode().split("\n\n") if f]
+    events = [(f.split("\n")[0].removeprefix("event: "), json.loads(f.split("data: ", 1)[1])) for f in frames]
+    tokens = [data["text"] for kind, data in events if kind == "token"]
+    return tokens, events[-1][1]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_sse_scaffold_tokens_never_reach_the_client(fake_model):
+    """Issue 14: the stream showed `A` `CTIONS` ` done` ` this` ` turn`, then the final event replaced
+    it with the learner's own message. Now nothing that fails the guard is released."""
+    client, http = make_client()
+    learner = onboarded_learner(client, goal="learn to swim")
+    conv = http.post(f"/api/v1/learners/{learner.research_id}/conversations").json()["id"]
+    learner_text = "I keep getting water in my nose when I turn to breathe, any idea why?"
+    fake_model.push(Scripted(text="ACTIONS done this turn: none.", tokens=["A", "CTIONS", " done", " this", " turn",
+                                                                          ": none."]),
+                    learner_text)  # the regeneration parrots the learner: the fallback answers
+    tokens, final = _sse(http, conv, learner_text)
+    shown = "".join(tokens)
+    assert "ACTIONS" not in shown and "CTIONS" not in shown and learner_text not in shown
+    assert final["replaced"] is False and shown.strip() == final["content"]
+    assert "“learn to swim”" in final["content"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_sse_reply_cut_at_the_first_failing_sentence_is_never_half_shown(fake_model):
+    client, http = make_client()
+    learner = onboarded_learner(client)
+    conv = http.post(f"/api/v1/learners/{learner.research_id}/conversations").json()["id"]
+    fake_model.push(Scripted(text="Nice work today. The learner should rest now.",
+                             tokens=["Nice ", "work ", "today. ", "The ", "learner ", "should ", "rest ", "now."]))
+    tokens, final = _sse(http, conv, "swam 20 lengths")
+    assert tokens == ["Nice work today."]
+    assert final["content"] == "Nice work today." and final["replaced"] is False
+    turn = Turn.objects.get()
+    assert any(e["kind"] == "third_person" and e["action"].startswith("stream stopped") for e in turn.guard_events)
+    assert "first_shown_ms" in turn.timings
