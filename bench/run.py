@@ -50,6 +50,35 @@ def main() -> int:
     import django
 
     django.setup()
+    server = embedded_model_server()
+    try:
+        return run_benches(args)
+    finally:
+        if server is not None:
+            server.stop()
+
+
+def embedded_model_server():
+    """Benchmarks use the configured chat model. When that is the embedded model server and none
+    is running, start one for this run (as `make run` would), so every bench measures the same
+    runtime as production."""
+    from django.conf import settings
+
+    from bloom.config import DEFAULT_MODEL_SERVER_URL
+    from bloom.tests.reliability import procs
+
+    if settings.BLOOM_LLM.provider != "openai" or settings.OPENAI_BASE_URL != DEFAULT_MODEL_SERVER_URL:
+        return None
+    port = int(DEFAULT_MODEL_SERVER_URL.rsplit(":", 1)[1].split("/")[0])
+    if procs.port_open(port):
+        return None
+    import tempfile
+
+    print(f"# starting the embedded model server on port {port} for this run", file=sys.stderr, flush=True)
+    return procs.model_server({**os.environ, "LOG_LEVEL": "WARNING"}, port, Path(tempfile.mkdtemp(prefix="bench-")))
+
+
+def run_benches(args) -> int:
     rows: list[dict] = []
     failed = 0
     for path in sorted((ROOT / "bench").glob("bench_*.py")):
