@@ -52,7 +52,7 @@ WHEEL="$(ls "$DIR"/llama_cpp_python-*.whl 2>/dev/null | head -n1 || true)"
 if [ -z "$WHEEL" ]; then
   echo "install_llama_cpp: building llama-cpp-python $VERSION ($FLAGS); this compiles llama.cpp (~8 min on 2 cores)"
   mkdir -p "$DIR"
-  CMAKE_ARGS="$FLAGS" FORCE_CMAKE=1 "$PIP" wheel -q --no-deps --no-cache-dir --no-binary llama-cpp-python \
+  PIP_CONSTRAINT="$(dirname "$0")/llama_cpp_build.constraints" CMAKE_ARGS="$FLAGS" FORCE_CMAKE=1 "$PIP" wheel -q --no-deps --no-cache-dir --no-binary llama-cpp-python \
     -w "$DIR" "llama-cpp-python==$VERSION" || { rm -rf "$DIR"; fail "building llama-cpp-python failed (needs gcc, g++ and cmake)"; }
   WHEEL="$(ls "$DIR"/llama_cpp_python-*.whl | head -n1)"
   echo "$FLAGS" > "$DIR/FLAGS"
