@@ -152,6 +152,9 @@ def export_records(*, study: Study, exported_at: dt.datetime, as_of: dt.datetime
     monday = study_monday(study) + shift
     stamp = exported_at.astimezone(dt.UTC).replace(microsecond=0) + shift
     index = {name: i for i, name in enumerate(ADHERENCE_COLUMNS)}
+    counts = [(name, index[name]) for name in ("planned_sessions", "completed_sessions", "skipped_sessions",
+                                               "missed_sessions", "pending_sessions", "planned_minutes",
+                                               "completed_minutes")]
     last_research_id: Any = object()
     participant = ""
     for row in adherence_rows(study=study, as_of=as_of or exported_at):
@@ -179,9 +182,7 @@ def export_records(*, study: Study, exported_at: dt.datetime, as_of: dt.datetime
             "study_week": week,
             "week_start": monday + dt.timedelta(days=7 * (week - 1)),
             "week_complete": week_complete,
-            **{name: int(row[index[name]]) for name in (
-                "planned_sessions", "completed_sessions", "skipped_sessions", "missed_sessions", "pending_sessions",
-                "planned_minutes", "completed_minutes")},
+            **{name: int(row[i]) for name, i in counts},
             "adherence_ratio": None if ratio is None else round(float(ratio), 4),
             "adherent": None if adherent is None else bool(adherent),
             "checkins": int(row[index["checkins"]]),
@@ -213,6 +214,30 @@ def csv_cell(value: Any) -> str:
     return str(value)
 
 
+def _column_formatter(kind: str):
+    """csv_cell specialised for one codebook type: the writer calls it for every cell, so it skips
+    the type tests (the export's hot path). Same output as csv_cell for that type."""
+    if kind == "string":
+        return lambda v: "" if v is None else v
+    if kind == "integer":
+        return lambda v: "" if v is None else str(v)
+    if kind == "datetime":
+        last: list[Any] = [None, ""]  # one export stamp for every row: format it once
+
+        def stamp(v: Any) -> str:
+            if v is None:
+                return ""
+            if v is not last[0]:
+                last[0], last[1] = v, csv_cell(v)
+            return last[1]
+
+        return stamp
+    return csv_cell
+
+
+_FORMATTERS = [(c.name, _column_formatter(c.type)) for c in COLUMNS]
+
+
 class _Line:
     """csv.writer target that hands back what was written instead of buffering it."""
 
@@ -226,7 +251,7 @@ def csv_chunks(records: Iterable[dict], *, rows_per_chunk: int = 500) -> Iterato
     yield writer.writerow(COLUMN_NAMES)
     chunk: list[str] = []
     for record in records:
-        chunk.append(writer.writerow([csv_cell(record[name]) for name in COLUMN_NAMES]))
+        chunk.append(writer.writerow([fmt(record[name]) for name, fmt in _FORMATTERS]))
         if len(chunk) >= rows_per_chunk:
             yield "".join(chunk)
             chunk = []

@@ -172,13 +172,14 @@ def enrollment_create(*, study: Study, learner: Learner, enrolled_at: dt.datetim
     return candidate
 
 
-def learner_treatment_follows_enrollment(sender: type, instance: Learner, update_fields=None, **kwargs) -> None:
+def learner_treatment_follows_enrollment(sender: type, instance: Learner, update_fields: frozenset[str] | None = None,
+                                         raw: bool = False, **kwargs: object) -> None:
     """pre_save receiver on coaching.Learner (connected in apps.py). While a learner is enrolled,
     `study_arm` (what the engine reads to choose coach or tracker treatment) is the arm of the
     active enrolment: an edit through the admin or the API cannot make the delivered treatment
     drift from the exported arm. Outside a study the field is left as set."""
-    if instance.pk is None or (update_fields is not None and "study_arm" not in update_fields):
-        return
+    if raw or instance.pk is None or (update_fields is not None and "study_arm" not in update_fields):
+        return  # a fixture load, a new learner, or a save that does not touch the arm
     from coaching.research.selectors import active_enrollment_for_learner
 
     enrollment = active_enrollment_for_learner(instance.pk)

@@ -137,8 +137,8 @@ def test_validate_failure_exits_non_zero(study, tmp_path, monkeypatch):
 
     from coaching.research import export
 
-    real = export.csv_cell
-    monkeypatch.setattr(export, "csv_cell", lambda v: "NA" if v is None else real(v))  # the old convention
+    old_convention = [(name, lambda v, fmt=fmt: "NA" if v is None else fmt(v)) for name, fmt in export._FORMATTERS]
+    monkeypatch.setattr(export, "_FORMATTERS", old_convention)
     with pytest.raises(CommandError, match="validation failed") as failed:
         call_command("export_adherence", "--study", str(study.pk), "--out", str(tmp_path / "x.csv"),
                      "--no-progress", "--validate")
