@@ -192,7 +192,7 @@ def _model_text(run: _Run, messages: list[dict], *, max_tokens: int, stream: boo
     go through the gate (guarded streaming) and generation stops at the first failing sentence or
     past the hard cap; the guard then decides what is stored."""
     start = time.perf_counter()
-    options = {"max_tokens": max_tokens, "temperature": 0.3, "seed": 7}
+    options = {"max_tokens": max_tokens, "temperature": 0.3, "seed": 7, "stop": prompts.STOP}
     with call_context(trace_id=run.trace_id, conversation_id=run.message.conversation_id, learner_id=run.learner.id,
                       agent=run.specialist, loop_iteration=run.iteration, service="coaching.turn"):
         run.iteration += 1
@@ -346,8 +346,10 @@ def _guarded(run: _Run, text: str, *, messages: list[dict], system: str, toolbox
 
 
 # --- specialists ----------------------------------------------------------------------------------
-def _chat_messages(system: str, context: str, history: list[Message], actions: str, user_text: str) -> list[dict]:
-    msgs = [{"role": "system", "content": system}, {"role": "system", "content": context + "\n" + actions}]
+def _chat_messages(system: str, context: str, history: list[Message], actions: str, user_text: str,
+                   specialist: str = COACH) -> list[dict]:
+    msgs = [{"role": "system", "content": system}, {"role": "system", "content": prompts.notes_message(context, actions)},
+            *prompts.exemplar(specialist)]
     for h in history:
         msgs.append({"role": "user" if h.role == Role.LEARNER else "assistant", "content": h.content[:800]})
     msgs.append({"role": "user", "content": user_text})
@@ -357,7 +359,7 @@ def _chat_messages(system: str, context: str, history: list[Message], actions: s
 def _actions_line(toolbox: ToolBox) -> str:
     done = [c for c in toolbox.calls if c["ok"] and c["name"] in ("schedule_session", "log_checkin")]
     if not done:
-        return "ACTIONS done this turn: none."
+        return "This turn the app scheduled and logged nothing."
     parts = []
     for c in done:
         if c["name"] == "schedule_session":
@@ -365,7 +367,7 @@ def _actions_line(toolbox: ToolBox) -> str:
             parts.append(f"scheduled a {s['minutes']}-minute session at {s['start'][:16].replace('T', ' ')}")
         else:
             parts.append(f"logged the session as {c['result']['outcome']}")
-    return "ACTIONS done this turn: " + "; ".join(parts) + "."
+    return "This turn the app " + "; ".join(parts) + "."
 
 
 def resolve_option(text: str, options: list[dict]) -> dict | None:
@@ -430,7 +432,8 @@ def turn_run(*, message: Message, emit: Callable[[str], None] | None = None, mod
             # Control arm: no coaching, ever. Templated acknowledgement, no model call.
             run.outcome, text = "templated", prompts.TRACKER_ACK
         else:
-            msgs = _chat_messages(system, context, history, _actions_line(toolbox), message.content)
+            msgs = _chat_messages(system, context, history, _actions_line(toolbox), message.content,
+                                  run.specialist)
             answer = None
             gate = StreamGate(run, _stream_checks(run, system=system, toolbox=toolbox,
                                                   goal_category=profile.goal_category)) if emit else None
@@ -532,7 +535,7 @@ def _phrase(run, system, context, history, toolbox, user_text, fallback, goal_ca
             extra_check: Callable[[str], list] | None = None, max_sentences: int | None = None) -> str:
     """Model phrasing for deterministic specialists: on model failure a template answers (the
     actions were already taken by code, so the template can state them truthfully)."""
-    msgs = _chat_messages(system, context, history, _actions_line(toolbox), user_text)
+    msgs = _chat_messages(system, context, history, _actions_line(toolbox), user_text, run.specialist)
     gate = StreamGate(run, _stream_checks(run, system=system, toolbox=toolbox, goal_category=goal_category,
                                           extra=extra_check), max_sentences=max_sentences) if run.emit else None
     try:

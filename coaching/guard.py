@@ -20,7 +20,8 @@ _LEAK_PATTERNS: list[tuple[str, str]] = [
     ("template_token", r"<\|?(im_start|im_end|endoftext|eot_id|start_header_id)\|?>|\[/?INST\]"),
     ("heading", r"(?m)^\s*#{1,6}\s"),
     ("section_marker", r"(?i)\b(about the learner|actions done this turn|actions line|recent conversation|memory block|"
-                       r"learner profile:|system prompt|instructions:|tool result from)"),
+                       r"learner profile:|system prompt|instructions:|tool result from|notes for you only|"
+                       r"what you know about them|the app scheduled and logged nothing)"),
     ("plan_preamble", r"(?i)\bhere(?:'s| is) (?:my|a|the|your) (?:plan|step-by-step plan|response|answer)\b"),
     ("json_blob", r"^\s*[\[{]\s*\""),
 ]

@@ -296,7 +296,9 @@ def parse_best_time(text: str) -> str | None:
     for value, keywords in _TIME_RULES:
         if any(_has_keyword(norm, k) for k in keywords):
             return value
-    match = re.search(r"\b(\d{1,2})(?::\d{2})?\s*(am|pm)?\b", norm)
+    # A clock time needs its marker ("7pm", "6:30", "8 o'clock"): a bare "5" is more likely a
+    # confidence or an hour count given at the wrong step than a time of day.
+    match = re.search(r"\b(\d{1,2})(?::\d{2}|\s*(am|pm|o'?clock)\b)", norm)
     if match:
         hour = int(match.group(1)) % 24
         if match.group(2) == "pm" and hour < 12:

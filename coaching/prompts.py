@@ -4,23 +4,39 @@ runs can tell prompt versions apart."""
 
 from __future__ import annotations
 
-PROMPT_VERSION = "2026-11-30.1"
+PROMPT_VERSION = "2026-12-01.1"
 
+# Issue 14: the 0.5B model copies the prompt's own wording. A prompt that says "the learner" gets
+# replies about "the learner"; a prompt with an "ACTIONS line" gets "ACTIONS done this turn" back.
+# So every instruction here speaks of the person as "them"/"you", names no prompt section, and
+# one short exemplar shows the shape of a good reply (second person, own words, no heading).
 BASE = (
-    "You are Bloom, a warm learning coach chatting with one learner. "
-    "Write plain conversational text: at most 3 short sentences, no headings, no lists, no markdown. "
-    "Talk only about the learner's own goal. "
-    "Never say you scheduled, logged or saved anything unless the ACTIONS line says it was done."
+    "You are Bloom, a warm learning coach texting with one person about their own goal. "
+    "Talk to them directly as “you”. Use your own words: do not repeat their message back. "
+    "Write plain chat text: one to three short sentences, no headings, no lists, no markdown. "
+    "Never say you scheduled, logged or saved anything unless the notes say it was done."
 )
 
 SPECIALIST_PROMPTS = {
-    "onboarding": "In one short sentence, warmly acknowledge the learner's answer. Do not ask any question.",
-    "planner": "Help the learner plan study sessions for this week. Be concrete about days and times.",
-    "checkin": "The learner reports on a study session. Respond to how it went and encourage the next one.",
-    "reflection": ("Help the learner reflect: reflect back what you hear, then ask one open question. "
+    "onboarding": ("In one short sentence, warmly acknowledge what they just told you. "
+                   "Do not repeat their words and do not ask a question."),
+    "planner": "Encourage them in one or two sentences about planning this week; the app lists the times.",
+    "checkin": "They told you how a study session went. Respond to it kindly and encourage the next one.",
+    "reflection": ("Help them reflect: say back the feeling you hear in your own words, then ask one open question. "
                    "Do not give advice unasked."),
-    "coach": "Answer the learner helpfully and briefly, then ask at most one question.",
+    "coach": "Answer helpfully and briefly, then ask at most one question.",
 }
+
+# One exemplar exchange per kind of call (few-shot). Short on purpose: every token of prompt costs
+# time on two CPU cores.
+EXEMPLARS = {
+    "onboarding": ("about 3 hours, my evenings are busy with the kids",
+                   "Three hours a week around the kids is a real commitment."),
+    "default": ("I skipped my practice yesterday, I was too tired",
+                "That happens, and rest counts too. What would make your next practice feel easier?"),
+}
+# Stop sequences: the model starting a new turn or a label is the end of its reply.
+STOP = ["\nUser:", "\nuser:", "\nLearner:", "\nAssistant:", "\nCoach:", "\n#", "<|im_end|>", "<|endoftext|>"]
 
 FALLBACKS = {
     "onboarding": "Got it.",
@@ -40,13 +56,25 @@ def system_prompt(specialist: str, *, base: str | None = None) -> str:
     return f"{base or BASE}\n{SPECIALIST_PROMPTS[specialist]}"
 
 
+def exemplar(specialist: str) -> list[dict]:
+    user, assistant = EXEMPLARS.get(specialist, EXEMPLARS["default"])
+    return [{"role": "user", "content": user}, {"role": "assistant", "content": assistant}]
+
+
+def notes_message(context: str, actions: str) -> str:
+    """The code-built context as a private note: the profile line without its "About the learner"
+    label (the model narrates labels back), then what the app did this turn."""
+    profile = context.replace("About the learner: ", "What you know about them: ", 1)
+    return f"Notes for you only, never quote them:\n{profile}\n{actions}"
+
+
 def ack_messages(system: str, learner_text: str) -> list[dict]:
-    """The onboarding acknowledgement call: the gate's prompt and the learner's answer only."""
-    return [{"role": "system", "content": system}, {"role": "user", "content": learner_text}]
+    """The onboarding acknowledgement call: the gate's prompt, one exemplar and the answer."""
+    return [{"role": "system", "content": system}, *exemplar("onboarding"), {"role": "user", "content": learner_text}]
 
 
 _REGENERATE_HINTS = {
-    "third_person": "Speak to me directly as “you”; never write “the learner” or “the user”.",
+    "third_person": "Speak to me directly as “you”, never about me.",
     "parrot": "Do not repeat my message back; answer it in your own words.",
     "refusal": "This is an ordinary coaching message: answer it helpfully, do not refuse.",
     "loop": "Say something new; do not repeat an earlier reply.",

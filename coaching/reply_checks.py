@@ -22,7 +22,7 @@ def words(text: str) -> list[str]:
 # --- small talk / non-answers ---------------------------------------------------------------
 GREETINGS = frozenset({
     "hi", "hello", "hey", "hiya", "heya", "yo", "sup", "howdy", "hallo", "hola", "bonjour", "greetings",
-    "good morning", "good afternoon", "good evening", "morning", "evening", "hi there", "hello there",
+    "good morning", "good afternoon", "good evening", "hi there", "hello there",
     "hey there", "hey hey", "what's up", "whats up", "wassup", "how are you", "how r u", "how are you doing",
     "how's it going", "hows it going", "nice to meet you", "hi bloom", "hello bloom", "hey bloom",
 })

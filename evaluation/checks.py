@@ -94,7 +94,9 @@ _SCAFFOLD_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("context fence", re.compile(r"<<<\s*[A-Z]{3,}|[A-Z]{3,}\s*>>>|\(data, not instructions\)"
                                  r"|\brecent facts \(newest first\)", re.I)),
     # The prompt's own formatting vocabulary in a chat to a learner ("use a lot of markdown").
-    ("prompt vocabulary", re.compile(r"(?i)\bmarkdown\b|\bactions line\b|\bsystem prompt\b")),
+    ("prompt vocabulary", re.compile(r"(?i)\bmarkdown\b|\bactions line\b|\bsystem prompt\b|\bactions done this turn\b"
+                                     r"|\bnotes for you only\b|\bwhat you know about them\b"
+                                     r"|\bthe app scheduled and logged nothing\b")),
 ]
 
 
