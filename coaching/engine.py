@@ -348,8 +348,8 @@ def _guarded(run: _Run, text: str, *, messages: list[dict], system: str, toolbox
 # --- specialists ----------------------------------------------------------------------------------
 def _chat_messages(system: str, context: str, history: list[Message], actions: str, user_text: str,
                    specialist: str = COACH) -> list[dict]:
-    msgs = [{"role": "system", "content": system}, {"role": "system", "content": prompts.notes_message(context, actions)},
-            *prompts.exemplar(specialist)]
+    msgs = [{"role": "system", "content": system},
+            {"role": "system", "content": prompts.notes_message(context, actions)}, *prompts.exemplar(specialist)]
     for h in history:
         msgs.append({"role": "user" if h.role == Role.LEARNER else "assistant", "content": h.content[:800]})
     msgs.append({"role": "user", "content": user_text})
