@@ -181,7 +181,8 @@ SPECTACULAR_SETTINGS = {
     # Several models have a `status`: name each choice set after its model (stable client type names).
     "ENUM_NAME_OVERRIDES": {"MessageStatusEnum": "coaching.models.MessageStatus",
                             "SessionStatusEnum": "coaching.models.SessionStatus",
-                            "ModelCallStatusEnum": "telemetry.models.ModelCall.Status"},
+                            "ModelCallStatusEnum": "telemetry.models.ModelCall.Status",
+                            "CheckInOutcomeEnum": "coaching.models.CheckInOutcome"},
     "COMPONENT_SPLIT_REQUEST": True,
     # Operation ids and tags without the version prefix (a generated client gets `learners_create`).
     "SCHEMA_PATH_PREFIX": r"/api/v1",

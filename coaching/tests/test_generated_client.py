@@ -78,7 +78,7 @@ def test_generated_client_runs_the_quickstart(live_server, fake_model, settings,
     plans = api("learners.learners_plans_list").sync(learner.id, client=client)
     assert isinstance(plans, models.PaginatedPlanOutList) and plans.results[0].sessions[0].id == session.id
     done = api("sessions.sessions_checkins_create").sync(
-        session.id, client=client, body=models.CheckInInRequest(outcome=models.OutcomeEnum.COMPLETED))
+        session.id, client=client, body=models.CheckInInRequest(outcome=models.CheckInOutcomeEnum.COMPLETED))
     assert isinstance(done, models.CheckInCreatedOut) and done.session_detail.status.value == "completed"
 
     missing = api("learners.learners_retrieve").sync(uuid.uuid4(), client=client)

@@ -43,16 +43,22 @@ STATUS_FOR_CODE = {"not_found": 404, "forbidden": 403, "duplicate": 409, "supers
 
 
 def _validation_error(exc: ValidationError) -> Response:
-    detail = exc.detail
-    field, message = None, str(detail)
+    """The first error, with the dotted path of the field at fault: `facts.0.embedding.3` (the
+    first fact's fourth number). A list of objects reports one entry per item, empty for the
+    valid ones; list fields report their items under integer keys."""
+    detail, path = exc.detail, []
     while isinstance(detail, dict | list) and detail:
         if isinstance(detail, dict):
-            field = str(next(iter(detail)))
-            detail = detail[field]
+            key = next(iter(detail))
+            if key not in ("non_field_errors", "detail"):
+                path.append(str(key))
+            detail = detail[key]
         else:
-            detail = detail[0]
-        message = str(detail)
-    return error_response("invalid", message, field=field)
+            index = next((i for i, item in enumerate(detail) if item), 0)
+            if isinstance(detail[index], dict):
+                path.append(str(index))
+            detail = detail[index]
+    return error_response("invalid", str(detail), field=".".join(path) or None)
 
 
 def _is_staff(request: Request) -> bool:

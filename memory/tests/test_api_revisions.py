@@ -189,3 +189,15 @@ def test_surprise_actions_need_the_change_permission(client, learner):
     client.post("/admin/memory/surprisefact/", {"action": "new_replaces_old", "_selected_action": [new.pk]})
     new.refresh_from_db()
     assert new.surprise and new.conflicts_with.superseded_by_id is None
+
+
+def test_a_bad_item_inside_a_list_field_is_a_400_naming_its_path(owned):
+    # Found by schemathesis once the schema typed `embedding`: list-item errors are keyed by
+    # integers, which the error path builder used to look up as strings (a 500).
+    api, learner = owned
+    r = api.post(f"{BASE}/learners/{learner.research_id}/facts",
+                 {"facts": [{"fact_type": "insight", "content": "ok", "embedding": ["x"] + [0.1] * 383}]},
+                 format="json")
+    assert r.status_code == 400, r.content
+    assert r.json()["error"]["field"] == "facts.0.embedding.0"
+    assert not Fact.objects.filter(learner=learner).exists()
