@@ -13,6 +13,7 @@ import anyio
 import pytest
 from django.apps import apps
 from django.db import connection
+from django.utils import timezone
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -45,6 +46,13 @@ def test_stdio_client_ingests_then_queries_with_source(requires_postgres, make_l
     from mcp import StdioServerParameters
 
     learner = make_learner()
+    # A superseded fact that matches the query's words: hidden from memory_query like from REST search.
+    Fact = apps.get_model("memory", "Fact")
+    now = timezone.now()
+    newer = Fact.objects.create(learner=learner, fact_type="insight", content="Vocabulary review moved to the app.",
+                                content_hash="mcp-newer", last_accessed_at=now)
+    stale = Fact.objects.create(learner=learner, fact_type="insight", content="I review vocabulary on paper lists.",
+                                content_hash="mcp-stale", last_accessed_at=now, superseded_by=newer, valid_to=now)
     db = connection.settings_dict
     env = {**os.environ, "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
            "PYTHONPATH": str(ROOT)}
@@ -55,6 +63,7 @@ def test_stdio_client_ingests_then_queries_with_source(requires_postgres, make_l
     assert len(_text(ingest)["created"]) == 1
     hits = _text(query)["results"]
     assert hits[0]["content"] == "I always review Anki flashcards on the bus."
+    assert stale.pk not in {h["fact_id"] for h in hits} and hits[0]["learner"] == str(learner.research_id)
     assert hits[0]["source"]["agent"] == "mcp" and hits[0]["fact_id"] and hits[0]["created_at"]
     # An MCP tool error; its text (after the SDK's "Error executing tool …: ") is the API error shape.
     error_text = other.content[0].text

@@ -25,6 +25,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from bloom.llm import call_context
 from memory import rules, selectors, services
+from memory.api import queries
 from memory.ingest import ingest_facts, ingest_text
 
 logger = logging.getLogger(__name__)
@@ -90,13 +91,16 @@ def build_server(scope: Scope):
         except rules.MemoryInputError as exc:
             raise ResourceError(_error_text(exc)) from None
 
-    @server.tool(description="Search the learner's memory. Returns raw passages with sources, best first.")
-    def memory_query(query: str, limit: int = 5, learner: str | None = None) -> str:
+    @server.tool(description="Search the learner's memory. Returns raw passages with sources, best first; "
+                             "facts another fact superseded only with include_superseded=true.")
+    def memory_query(query: str, limit: int = 5, include_superseded: bool = False, learner: str | None = None) -> str:
         def work():
             lid = scope.resolve(learner)
             with call_context(service="memory.mcp", learner_id=lid, agent="mcp"):
-                results = selectors.search_memory(learner_id=lid, query=query, limit=limit)
-            return json.dumps({"results": [{k: v for k, v in r.items() if k != "learner_id"} for r in results]})
+                # The REST search's semantics (superseded facts hidden by default), not the raw ranking.
+                results = queries.search(learner_id=lid, query=query, limit=max(1, min(int(limit), 50)),
+                                         filters={"include_superseded": include_superseded})
+            return json.dumps({"results": results}, default=str)
         return run(work)
 
     @server.tool(description="Store text (split into passages) or a list of facts "
