@@ -44,6 +44,12 @@ def surprise_cosine() -> float:
     return float(_get("BLOOM_MEMORY_SURPRISE_COSINE", 0.75))
 
 
+def access_flush_seconds() -> float:
+    """How often search access marks are written behind (services.facts_mark_accessed_later);
+    0 = written in the search itself."""
+    return float(_get("BLOOM_MEMORY_ACCESS_FLUSH_SECONDS", 1.0))
+
+
 # Decay: max(FLOOR, exp(-LAMBDA * days since last access)) — the field note's constants.
 DECAY_LAMBDA = 0.05
 DECAY_FLOOR = 0.3

@@ -74,6 +74,11 @@ class Fact(models.Model):
     # When the fact stopped being true (set with superseded_by; the row and its history stay).
     valid_to = models.DateTimeField(null=True, blank=True)
     summary = models.ForeignKey(Summary, null=True, blank=True, on_delete=models.SET_NULL, related_name="facts")
+    # Sent by a client with the fact (batch ingest): when it was said (created_at is when it was
+    # stored), the client's own id for it (a resend of the same id is a duplicate) and free metadata.
+    occurred_at = models.DateTimeField(null=True, blank=True)
+    external_id = models.CharField(max_length=200, blank=True, default="")
+    metadata = models.JSONField(default=dict, blank=True)
 
     class Meta:
         constraints = [
@@ -88,6 +93,8 @@ class Fact(models.Model):
             models.Index(fields=["learner", "summary"], name="fact_learner_summary_idx"),
             models.Index(fields=["tier", "last_accessed_at"], name="fact_tier_access_idx"),
             models.Index(fields=["surprise"], name="fact_surprise_idx", condition=Q(surprise=True)),
+            models.Index(fields=["learner", "external_id"], name="fact_learner_external_idx",
+                         condition=~Q(external_id="")),
         ]
 
     def __str__(self) -> str:

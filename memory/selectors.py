@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import json
 import re
+import threading
+from collections import OrderedDict
 from datetime import timedelta
 from typing import Any
 
 import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import QuerySet
+from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from memory import conf, rules
@@ -70,12 +72,31 @@ def _tokens(text: str) -> list[str]:
     return [t for t in _TOKEN.findall(text.casefold()) if t not in _STOP and len(t) > 1]
 
 
+# Recent query vectors, per embedding model: a coach or client often searches the same words again
+# (retries, paging, the same question from several specialists), and the embedding is most of a
+# search's time. Vectors are deterministic for a given model, so a cached one is exact.
+_QUERY_CACHE_SIZE = 1024
+_query_cache: OrderedDict[tuple[str, str], tuple[float, ...]] = OrderedDict()
+_query_cache_lock = threading.Lock()
+
+
 def embed_query(query: str) -> list[float]:
     from bloom.llm import call_context, current_context, embed
 
+    key = (str(settings.BLOOM_EMBEDDINGS), query)
+    with _query_cache_lock:
+        hit = _query_cache.get(key)
+        if hit is not None:
+            _query_cache.move_to_end(key)
+            return list(hit)
     # Keep the caller's attribution (e.g. "memory.mcp"); default to memory.search.
     with call_context(service=current_context().service or "memory.search"):
-        return embed([query])[0]
+        vector = embed([query])[0]
+    with _query_cache_lock:
+        _query_cache[key] = tuple(vector)
+        while len(_query_cache) > _QUERY_CACHE_SIZE:
+            _query_cache.popitem(last=False)
+    return vector
 
 
 def search_memory(*, learner_id: int, query: str, limit: int = 10, touch: bool = True,
@@ -83,7 +104,8 @@ def search_memory(*, learner_id: int, query: str, limit: int = 10, touch: bool =
     """Hybrid search over one learner's facts (archived and cold ones included): score =
     (0.7·cosine + 0.3·text) × max(0.3, exp(-0.05·days since last access)). Per-learner search is an
     exact scan of that learner's rows (measured faster than a filtered HNSW at this size, and exact).
-    Returned facts count as accessed."""
+    With `touch`, returned facts count as accessed (written behind, see services.facts_mark_accessed_later);
+    `touch=False` is a read-only search."""
     return _search(learner_id=learner_id, query=query, limit=limit, touch=touch, query_embedding=query_embedding)
 
 
@@ -101,9 +123,101 @@ def _search(*, learner_id: int | None, query: str, limit: int, touch: bool,
             else embed_query(query))
     now = timezone.now()
     if settings.DB_VENDOR == "postgresql":
-        candidates = _pg_candidates(learner_id=learner_id, query=query, qvec=qvec, k=max(limit * 4, 40))
+        results = _pg_search(learner_id=learner_id, query=query, qvec=qvec, k=max(limit * 4, 40), limit=limit,
+                             now=now)
     else:
-        candidates = _scan_candidates(learner_id=learner_id, query=query, qvec=qvec)
+        results = _scan_search(learner_id=learner_id, query=query, qvec=qvec, limit=limit, now=now)
+    if touch and results:
+        from memory.services import facts_mark_accessed_later
+
+        facts_mark_accessed_later(fact_ids=[r["fact_id"] for r in results], at=now)
+    return results
+
+
+def _json(value: Any) -> dict[str, Any]:
+    # A raw cursor hands jsonb over as text (Django leaves decoding to JSONField, not used here).
+    return json.loads(value) if isinstance(value, str) else (value or {})
+
+
+def _hit(row: dict[str, Any], *, vector: float, text: float, decay: float, score: float) -> dict[str, Any]:
+    return {
+        "fact_id": row["id"], "learner_id": row["learner_id"], "fact_type": row["fact_type"], "content": row["content"],
+        "source": {"message_id": row["source_message_id"], "conversation_id": row["conversation_id"],
+                   "agent": row["source_agent"]},
+        "created_at": row["created_at"].isoformat(), "last_accessed_at": row["last_accessed_at"].isoformat(),
+        "tier": row["tier"], "archived": row["archived"], "surprise": row["surprise"],
+        "confidence": row["confidence"],
+        "occurred_at": row["occurred_at"].isoformat() if row["occurred_at"] else None,
+        "external_id": row["external_id"], "metadata": _json(row["metadata"]), "score": round(score, 6),
+        "parts": {"vector": round(vector, 6), "text": round(text, 6), "decay": round(decay, 6)},
+    }
+
+
+# One statement, one round trip: vector candidates and full-text candidates of the learner, their
+# union, the text rank normalised by the best text rank, decay from last access, the weighted score
+# and every column a hit returns. Per learner the query vector comes from a CTE, which keeps the
+# planner off the HNSW index (an approximate index filtered by learner afterwards can return fewer
+# than k rows): it scans that learner's rows exactly, found through the learner index.
+_HYBRID_SQL = """
+WITH q AS MATERIALIZED (SELECT %(vec)s::vector AS v, {tsq} AS tq),
+vec AS (
+    SELECT f.id FROM memory_fact f, q
+    WHERE {where} AND f.embedding IS NOT NULL
+    ORDER BY {order} LIMIT %(k)s
+),
+txt AS (
+    SELECT f.id, ts_rank_cd(to_tsvector('english'::regconfig, f.content), q.tq) AS r FROM memory_fact f, q
+    WHERE {where} AND to_tsvector('english'::regconfig, f.content) @@ q.tq
+    ORDER BY r DESC LIMIT %(k)s
+),
+cand AS (SELECT id FROM vec UNION SELECT id FROM txt),
+scored AS (
+    SELECT f.id, f.learner_id, f.fact_type, f.content, f.source_message_id, m.conversation_id, f.source_agent,
+           f.created_at, f.last_accessed_at, f.tier, f.archived, f.surprise, f.confidence, f.occurred_at,
+           f.external_id, f.metadata,
+           GREATEST(0.0, 1 - (f.embedding <=> q.v)) AS vsim,
+           COALESCE(txt.r / NULLIF(MAX(txt.r) OVER (), 0), 0.0) AS tscore,
+           GREATEST(%(floor)s, EXP(-%(lam)s * GREATEST(0.0,
+               EXTRACT(EPOCH FROM (%(now)s::timestamptz - f.last_accessed_at)) / 86400.0))) AS decay
+    FROM cand JOIN memory_fact f ON f.id = cand.id CROSS JOIN q
+    LEFT JOIN txt ON txt.id = f.id
+    LEFT JOIN coaching_message m ON m.id = f.source_message_id
+)
+SELECT *, (%(wv)s * vsim + %(wt)s * tscore) * decay AS score FROM scored
+ORDER BY score DESC, id DESC LIMIT %(limit)s
+"""
+
+
+def _pg_search(*, learner_id: int | None, query: str, qvec: list[float], k: int, limit: int,
+               now: Any) -> list[dict[str, Any]]:
+    vec_literal = "[" + ",".join(f"{x:.7g}" for x in qvec) + "]"
+    terms = _tokens(query)
+    params: dict[str, Any] = {"vec": vec_literal, "k": k, "limit": limit, "now": now, "floor": conf.DECAY_FLOOR,
+                              "lam": conf.DECAY_LAMBDA, "wv": conf.SEARCH_W_VECTOR, "wt": conf.SEARCH_W_TEXT,
+                              "learner": learner_id, "tsq": " | ".join(terms[:32])}
+    tsq = "to_tsquery('english', %(tsq)s)" if terms else "NULL::tsquery"
+    if learner_id is not None:
+        sql = _HYBRID_SQL.format(tsq=tsq, where="f.learner_id = %(learner)s", order="f.embedding <=> q.v")
+        with connection.cursor() as cur:
+            cur.execute(sql, params)
+            cols = [c[0] for c in cur.description]
+            rows = [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
+    else:
+        # Global: approximate HNSW, which needs the vector as a constant in ORDER BY; ef_search
+        # bounds recall vs speed (SET LOCAL: this transaction only).
+        sql = _HYBRID_SQL.format(tsq=tsq, where="TRUE", order="f.embedding <=> %(vec)s::vector")
+        with transaction.atomic(), connection.cursor() as cur:
+            cur.execute(f"SET LOCAL hnsw.ef_search = {int(conf.HNSW_EF_SEARCH)}")
+            cur.execute(sql, params)
+            cols = [c[0] for c in cur.description]
+            rows = [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
+    return [_hit(r, vector=float(r["vsim"]), text=float(r["tscore"]), decay=float(r["decay"]),
+                 score=float(r["score"])) for r in rows]
+
+
+def _scan_search(*, learner_id: int | None, query: str, qvec: list[float], limit: int,
+                 now: Any) -> list[dict[str, Any]]:
+    candidates = _scan_candidates(learner_id=learner_id, query=query, qvec=qvec)
     ranked = []
     for c in candidates:
         decay = rules.decay_score(c["last_accessed_at"], now)
@@ -111,67 +225,12 @@ def _search(*, learner_id: int | None, query: str, limit: int, touch: bool,
         ranked.append((score, decay, c))
     ranked.sort(key=lambda t: (-t[0], -t[2]["id"]))
     top = ranked[:limit]
-    ids = [c["id"] for _, _, c in top]
-    meta = {row["id"]: row for row in Fact.objects.filter(pk__in=ids).values(
-        "id", "learner_id", "fact_type", "content", "source_message_id", "source_message__conversation_id",
-        "source_agent", "created_at", "tier", "archived", "surprise", "confidence")}
-    results = []
-    for score, decay, c in top:
-        m = meta.get(c["id"])
-        if m is None:
-            continue
-        results.append({
-            "fact_id": m["id"], "learner_id": m["learner_id"], "fact_type": m["fact_type"], "content": m["content"],
-            "source": {"message_id": m["source_message_id"], "conversation_id": m["source_message__conversation_id"],
-                       "agent": m["source_agent"]},
-            "created_at": m["created_at"].isoformat(), "last_accessed_at": c["last_accessed_at"].isoformat(),
-            "tier": m["tier"], "archived": m["archived"], "surprise": m["surprise"], "confidence": m["confidence"],
-            "score": round(score, 6),
-            "parts": {"vector": round(c["vector"], 6), "text": round(c["text"], 6), "decay": round(decay, 6)},
-        })
-    if touch and ids:
-        from memory.services import facts_mark_accessed
-
-        facts_mark_accessed(fact_ids=ids, at=now)
-    return results
-
-
-def _pg_candidates(*, learner_id: int | None, query: str, qvec: list[float], k: int) -> list[dict[str, Any]]:
-    vec_literal = "[" + ",".join(f"{x:.7g}" for x in qvec) + "]"
-    terms = _tokens(query)
-    where, params = ("learner_id = %s", [learner_id]) if learner_id is not None else ("TRUE", [])
-    with transaction.atomic(), connection.cursor() as cur:
-        if learner_id is None:
-            # Global: approximate HNSW; ef_search bounds recall vs speed (SET LOCAL: this transaction only).
-            cur.execute(f"SET LOCAL hnsw.ef_search = {int(conf.HNSW_EF_SEARCH)}")
-        else:
-            # Per learner: exact scan over that learner's rows (no index on the distance).
-            cur.execute("SET LOCAL enable_indexscan = off")
-        cur.execute(
-            f"SELECT id, last_accessed_at, 1 - (embedding <=> %s::vector) AS sim FROM memory_fact "  # noqa: S608
-            f"WHERE {where} AND embedding IS NOT NULL ORDER BY embedding <=> %s::vector LIMIT %s",
-            [vec_literal, *params, vec_literal, k],
-        )
-        vec_rows = cur.fetchall()
-        text_rows: list[tuple] = []
-        if terms:
-            tsq = " | ".join(terms[:32])
-            cur.execute(
-                f"SELECT id, last_accessed_at, ts_rank_cd(to_tsvector('english'::regconfig, content), q) AS r, "  # noqa: S608
-                f"1 - (embedding <=> %s::vector) FROM memory_fact, to_tsquery('english', %s) q "
-                f"WHERE {where} AND to_tsvector('english'::regconfig, content) @@ q ORDER BY r DESC LIMIT %s",
-                [vec_literal, tsq, *params, k],
-            )
-            text_rows = cur.fetchall()
-    by_id: dict[int, dict[str, Any]] = {}
-    for fid, last, sim in vec_rows:
-        by_id[fid] = {"id": fid, "last_accessed_at": last, "vector": max(0.0, float(sim)), "text": 0.0}
-    max_rank = max((float(r[2]) for r in text_rows), default=0.0)
-    for fid, last, rank, sim in text_rows:
-        entry = by_id.setdefault(fid, {"id": fid, "last_accessed_at": last,
-                                       "vector": max(0.0, float(sim or 0.0)), "text": 0.0})
-        entry["text"] = float(rank) / max_rank if max_rank > 0 else 0.0
-    return list(by_id.values())
+    meta = {row["id"]: row for row in Fact.objects.filter(pk__in=[c["id"] for *_, c in top]).values(
+        "id", "learner_id", "fact_type", "content", "source_message_id", "source_agent", "created_at",
+        "last_accessed_at", "tier", "archived", "surprise", "confidence", "occurred_at", "external_id", "metadata",
+        conversation_id=F("source_message__conversation_id"))}
+    return [_hit(meta[c["id"]], vector=c["vector"], text=c["text"], decay=decay, score=score)
+            for score, decay, c in top if c["id"] in meta]
 
 
 def _scan_candidates(*, learner_id: int | None, query: str, qvec: list[float]) -> list[dict[str, Any]]:

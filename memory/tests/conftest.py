@@ -71,3 +71,12 @@ def gliner_model():
     if not path.is_dir() or not any(path.glob("*.json")):
         pytest.skip(f"GLiNER model {path} not trained yet: run `python manage.py bloom_models`")
     return path
+
+
+@pytest.fixture(autouse=True)
+def access_marks_written_in_the_search():
+    """Search access marks are written behind by a thread in production; inside a test's
+    transaction that thread could not see the rows, so tests write them in the search itself.
+    test_write_behind.py covers the thread with committed rows."""
+    with override_settings(BLOOM_MEMORY_ACCESS_FLUSH_SECONDS=0):
+        yield

@@ -1,0 +1,83 @@
+"""Batch ingest: `POST /api/v1/memory/learners/<uuid>/facts/batch` with up to BATCH_MAX_ITEMS items,
+each with optional `occurred_at`, `external_id` and `metadata`. Every dedup, restatement and
+surprise rule applies exactly as for single facts (services.facts_ingest, set-wise); embeddings are
+computed in one batched call. The response says, per item and in order, what happened, so a client
+can reconcile its own records:
+
+    {"created": 2, "strengthened": 1, "duplicates": 1, "surprises": 0,
+     "items": [{"index": 0, "outcome": "created", "fact_id": 41, "external_id": "m-1"},
+               {"index": 1, "outcome": "strengthened", "fact_id": 12, "rule": "near_duplicate", "cosine": 0.93},
+               {"index": 2, "outcome": "duplicate", "fact_id": 41, "rule": "exact_duplicate"}, ...]}
+
+`fact_id` is the stored fact that holds the item: the new one (created, surprise — then
+`conflicts_with` names the older fact) or the older one (strengthened into, duplicate of). An item
+whose `external_id` the learner already has is a duplicate of that fact (a safe retry). One invalid
+item rejects the whole request (400 naming `items[n].field`) before anything is written."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from memory import conf
+from memory.api.views import MemoryView
+from memory.ingest import EXTERNAL_ID_MAX_CHARS, ingest_facts
+from memory.rules import FACT_TYPES
+
+BATCH_MAX_ITEMS = 1000
+
+
+class BatchItemSerializer(serializers.Serializer):
+    content = serializers.CharField(max_length=conf.FACT_MAX_CHARS, trim_whitespace=True)
+    fact_type = serializers.ChoiceField(choices=FACT_TYPES, required=False, default="insight")
+    confidence = serializers.FloatField(required=False, default=0.8, min_value=0.0, max_value=1.0)
+    occurred_at = serializers.DateTimeField(required=False, allow_null=True, help_text="when it was said")
+    external_id = serializers.CharField(required=False, allow_blank=True, max_length=EXTERNAL_ID_MAX_CHARS,
+                                        help_text="the client's own id; a resend of a known id is a duplicate")
+    metadata = serializers.DictField(required=False, help_text="free labels, returned on every search hit")
+    embedding = serializers.ListField(child=serializers.FloatField(), required=False, allow_empty=False)
+
+
+class BatchInputSerializer(serializers.Serializer):
+    items = BatchItemSerializer(many=True, allow_empty=False)
+
+    def validate_items(self, items):
+        if len(items) > BATCH_MAX_ITEMS:
+            raise serializers.ValidationError(f"at most {BATCH_MAX_ITEMS} items per request")
+        return items
+
+
+class BatchItemOutSerializer(serializers.Serializer):
+    index = serializers.IntegerField()
+    outcome = serializers.ChoiceField(choices=("created", "surprise", "strengthened", "duplicate"))
+    fact_id = serializers.IntegerField(allow_null=True)
+    rule = serializers.CharField(required=False)
+    cosine = serializers.FloatField(required=False)
+    conflicts_with = serializers.IntegerField(required=False)
+    external_id = serializers.CharField(required=False)
+
+
+class BatchOutputSerializer(serializers.Serializer):
+    created = serializers.IntegerField()
+    strengthened = serializers.IntegerField()
+    duplicates = serializers.IntegerField()
+    surprises = serializers.IntegerField()
+    items = BatchItemOutSerializer(many=True)
+
+
+class LearnerFactsBatchView(MemoryView):
+    @extend_schema(request=BatchInputSerializer, responses={201: BatchOutputSerializer})
+    def post(self, request: Request, research_id: UUID) -> Response:
+        learner = self.learner(request, research_id)
+        s = BatchInputSerializer(data=request.data)
+        s.is_valid(raise_exception=True)
+        result = ingest_facts(learner_id=learner.pk, items=[dict(x) for x in s.validated_data["items"]],
+                              source_agent="api", service="memory.api.batch")
+        body = {"created": sum(1 for i in result.items if i.outcome == "created"),
+                "strengthened": len(result.strengthened), "duplicates": result.duplicates,
+                "surprises": len(result.surprises), "items": [i.as_dict() for i in result.items]}
+        return Response(body, status=status.HTTP_201_CREATED)

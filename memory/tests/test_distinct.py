@@ -1,0 +1,117 @@
+"""Rules that keep a distinct statement from being merged away (pure functions) and the ingest
+outcome per item, with the real database and the real MiniLM model."""
+
+from __future__ import annotations
+
+import pytest
+
+from bloom.llm import embed
+from memory import rules, services
+from memory.models import Fact, FactHistory
+
+
+@pytest.mark.parametrize(("old", "new", "reason"), [
+    ("Gina: The store is doing great!", "Jon: The store is doing great!", "other_speaker"),
+    ("Maya: I ran 10 km today.", "Maya: I ran 12 km today.", "new_number"),
+    ("Maya: We adopted a dog from the shelter.", "Maya: We adopted a dog from the shelter, his name is Biscuit.",
+     "new_name"),
+    ("Maya: We adopted a dog.", "Maya: We adopted a dog!", None),
+    ("The learner prefers studying in the morning.", "The learner prefers to study in the morning.", None),
+    ("Maya: Big news. We adopted a dog.", "Maya: Big news. We adopted a dog.", None),  # sentence start is no name
+])
+def test_distinct_reason(old, new, reason):
+    assert rules.distinct_reason(old, new) == reason
+
+
+def test_speaker_prefix():
+    assert rules.speaker_of("Mary Ann: hello there") == "Mary Ann"
+    assert rules.speaker_of("The learner: likes tea") is None  # lower-case words are not a name
+    assert rules.speaker_of("no prefix here") is None
+
+
+def _ingest(learner, contents, **kw):
+    facts = [rules.CleanFact("insight", c, 0.6) for c in contents]
+    return services.facts_ingest(learner_id=learner.pk, facts=facts, embeddings=embed(list(contents)),
+                                 source_agent="test", service="test", **kw)
+
+
+@pytest.mark.django_db
+def test_other_speaker_number_and_name_are_stored_not_merged(learner):
+    base = _ingest(learner, ["Gina: The store is doing great!", "Maya: I ran 10 km this morning."])
+    assert len(base.created) == 2
+    # Each is at cosine >= 0.90 to a stored turn (a merge before this rule).
+    again = _ingest(learner, ["Jon: The store is doing great!", "Maya: I ran 12 km this morning."])
+    # Another speaker: a new fact. A changed number: a new fact too (one occasion each, "this
+    # morning", so not a surprise either).
+    assert [i.outcome for i in again.items] == ["created", "created"]
+    assert Fact.objects.filter(learner=learner).count() == 4
+    same = _ingest(learner, ["Gina: The store's doing great!"])
+    assert same.items[0].outcome == "strengthened" and same.items[0].fact_id == base.created[0]
+
+
+@pytest.mark.django_db
+def test_items_report_outcome_and_fact_id_in_order(learner):
+    first = _ingest(learner, ["The learner prefers studying in the morning."])
+    old = first.created[0]
+    result = _ingest(learner, [
+        "The learner likes jazz music.",                      # new
+        "the learner prefers studying in the morning",        # exact duplicate of an older fact
+        "The learner prefers to study in the morning.",       # near duplicate -> strengthens the older
+        "The learner likes jazz music!",                      # exact duplicate of item 0 (same call)
+        "The learner prefers studying in the evening.",       # conflicts with the older -> surprise
+    ])
+    out = [(i.outcome, i.fact_id) for i in result.items]
+    new_id = result.items[0].fact_id
+    assert out[:4] == [("created", new_id), ("duplicate", old), ("strengthened", old), ("duplicate", new_id)]
+    assert out[4][0] == "surprise" and result.items[4].conflicts_with == old
+    assert result.items[2].rule == "near_duplicate" and result.items[2].cosine >= 0.9
+    assert result.duplicates == 2 and result.strengthened == [old] and len(result.created) == 2
+    assert list(FactHistory.objects.filter(fact_id=old).values_list("change", flat=True)) == ["created",
+                                                                                            "strengthened"]
+    assert Fact.objects.get(pk=old).access_count == 1
+
+
+@pytest.mark.django_db
+def test_items_of_one_call_are_compared_with_each_other(learner):
+    """Set-wise ingest decides in order: a later item merges into an earlier one of the same call,
+    exactly as if they had been sent one by one."""
+    result = _ingest(learner, ["The learner prefers studying in the morning.",
+                               "The learner prefers to study in the morning."])
+    assert [i.outcome for i in result.items] == ["created", "strengthened"]
+    assert result.items[1].fact_id == result.items[0].fact_id
+    fact = Fact.objects.get(pk=result.items[0].fact_id)
+    assert fact.access_count == 1 and fact.confidence == pytest.approx(0.65)
+
+
+@pytest.mark.django_db
+def test_external_id_resend_is_a_duplicate_and_extras_are_stored(learner):
+    from datetime import UTC, datetime
+
+    at = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
+    extra = services.IngestExtra(occurred_at=at, external_id="msg-1", metadata={"session": 3})
+    first = _ingest(learner, ["Maya: I passed the exam!"], extras=[extra])
+    fact = Fact.objects.get(pk=first.created[0])
+    assert (fact.occurred_at, fact.external_id, fact.metadata) == (at, "msg-1", {"session": 3})
+    again = _ingest(learner, ["Maya: I passed the exam with 91 percent!"], extras=[extra])
+    assert again.items[0].outcome == "duplicate" and again.items[0].rule == "external_id"
+    assert again.items[0].fact_id == fact.pk
+
+
+@pytest.mark.parametrize(("old", "new", "reason"), [
+    # Real changes still flag.
+    ("The learner prefers studying in the morning.", "The learner prefers studying in the evening.",
+     "opposite:morning/evening"),
+    ("The learner studies 30 minutes a day.", "The learner studies 60 minutes a day.", "changed_value"),
+    ("Maya: I love coffee, I drink three cups a day.", "Maya: I quit coffee, I don't drink it anymore.",
+     "negation_mismatch"),
+    # Small talk of long conversations (flagged before, from the benchmark's sample): no subject
+    # in common, another speaker, or one occasion each.
+    ("Leo: Hi! Always have a minute for you.", "Leo: Hi hi, long time no talk!", None),
+    ("Hannah: Good night!", "Hannah: Good morning! Got a minute?", None),
+    ("Hannah: I'm so tired today, I slept maybe 7 hours.", "Hannah: I'm so tired today, I slept maybe five hours.",
+     None),
+    ("Hannah: I baked cookies and ate five of them.", "Omar: I baked cookies and ate four of them.", None),
+    ("Sofia: Oh no, what a week.", "Sofia: How's your week going so far?", None),
+])
+def test_surprise_reason(old, new, reason):
+    assert rules.surprise_reason(old, new) == reason

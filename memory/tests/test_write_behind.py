@@ -1,0 +1,107 @@
+"""Search access marks written behind by a thread (committed rows: transactional_db), the
+read-only search mode, the one-round-trip hybrid query and the query-vector cache."""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.test import override_settings
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from bloom.llm import embed
+from memory import rules, selectors, services
+from memory.models import Fact
+
+
+def _ingest(learner, contents):
+    facts = [rules.CleanFact("insight", c, 0.6) for c in contents]
+    return services.facts_ingest(learner_id=learner.pk, facts=facts, embeddings=embed(list(contents)),
+                                 service="test").created
+
+
+@pytest.mark.django_db(transaction=True)
+def test_access_marks_are_written_behind_with_the_read_time(make_learner):
+    learner = make_learner()
+    ids = _ingest(learner, ["Tom: I play bass in a band called Static Bloom.", "Tom: I had soup for lunch."])
+    old = timezone.now() - timedelta(days=40)
+    Fact.objects.filter(pk__in=ids).update(last_accessed_at=old)
+    with override_settings(BLOOM_MEMORY_ACCESS_FLUSH_SECONDS=0.2):
+        before = time.perf_counter()
+        hits = selectors.search_memory(learner_id=learner.pk, query="which band does Tom play in", limit=1)
+        read_at = timezone.now()
+        assert time.perf_counter() - before < 5
+        assert Fact.objects.get(pk=hits[0]["fact_id"]).access_count == 0  # not yet: written behind
+        selectors.search_memory(learner_id=learner.pk, query="Tom bass band", limit=1)
+        deadline = time.time() + 10
+        while Fact.objects.get(pk=ids[0]).access_count < 2 and time.time() < deadline:
+            time.sleep(0.1)
+    fact = Fact.objects.get(pk=ids[0])
+    assert fact.access_count == 2  # both reads counted
+    assert fact.last_accessed_at <= read_at + timedelta(seconds=5) and fact.last_accessed_at > old
+    assert Fact.objects.get(pk=ids[1]).last_accessed_at == old  # not returned, not touched
+    # Decay restarts from the read: the next search sees a fresh fact.
+    again = selectors.search_memory(learner_id=learner.pk, query="Tom bass band", limit=1, touch=False)
+    assert again[0]["parts"]["decay"] == pytest.approx(1.0, abs=1e-3)
+
+
+@pytest.mark.django_db
+def test_touch_false_is_read_only_and_flush_writes_the_buffer(learner):
+    ids = _ingest(learner, ["Maya: I passed the DELE B1 exam with 91 percent."])
+    selectors.search_memory(learner_id=learner.pk, query="exam result", touch=False)
+    assert Fact.objects.get(pk=ids[0]).access_count == 0
+    with override_settings(BLOOM_MEMORY_ACCESS_FLUSH_SECONDS=3600):  # the thread will not run first
+        selectors.search_memory(learner_id=learner.pk, query="exam result")
+        selectors.search_memory(learner_id=learner.pk, query="exam result")
+        assert Fact.objects.get(pk=ids[0]).access_count == 0
+        assert services.facts_access_flush() == 1
+    assert Fact.objects.get(pk=ids[0]).access_count == 2
+
+
+@pytest.mark.django_db
+def test_hybrid_is_one_query_and_its_parts_add_up(learner):
+    ids = _ingest(learner, ["Maya: We adopted a beagle called Biscuit.", "Tom: My sister moved to Berlin.",
+                            "Maya: Biscuit learned to roll over this week."])
+    Fact.objects.filter(pk=ids[1]).update(last_accessed_at=timezone.now() - timedelta(days=10))
+    qvec = selectors.embed_query("what trick did the beagle learn")
+    with CaptureQueriesContext(connection) as ctx:
+        hits = selectors.search_memory(learner_id=learner.pk, query="what trick did the beagle learn", limit=3,
+                                       touch=False, query_embedding=qvec)
+    assert len(ctx.captured_queries) == 1
+    assert {h["fact_id"] for h in hits} == set(ids)
+    now = timezone.now()
+    for h in hits:
+        fact = Fact.objects.get(pk=h["fact_id"])
+        cos = services.cosine(fact.embedding, qvec)
+        assert h["parts"]["vector"] == pytest.approx(max(0.0, cos), abs=1e-4)
+        assert h["parts"]["decay"] == pytest.approx(rules.decay_score(fact.last_accessed_at, now), abs=1e-3)
+        assert h["score"] == pytest.approx((0.7 * h["parts"]["vector"] + 0.3 * h["parts"]["text"])
+                                           * h["parts"]["decay"], abs=1e-5)
+        assert 0.0 <= h["parts"]["text"] <= 1.0
+    assert max(h["parts"]["text"] for h in hits) == pytest.approx(1.0)  # normalised by the best text rank
+    assert [h["score"] for h in hits] == sorted((h["score"] for h in hits), reverse=True)
+
+
+def test_query_vectors_are_cached_per_text():
+    selectors._query_cache.clear()
+    first = selectors.embed_query("how is the dog doing?")
+    assert len(selectors._query_cache) == 1
+    started = time.perf_counter()
+    second = selectors.embed_query("how is the dog doing?")
+    assert time.perf_counter() - started < 0.005 and second == first and second is not first
+    assert selectors.embed_query("how is the cat doing?") != first
+
+
+def test_minilm_direct_path_matches_sentence_transformers_encode():
+    from bloom.llm.providers import minilm
+
+    encoder = minilm.load()
+    assert minilm._mean_pooling_pipeline(encoder)
+    texts = ["What trick did Maya's beagle learn?", "ok", "A much longer sentence, with punctuation, numbers "
+             "like 42 and a name such as Biscuit, to exercise padding."]
+    direct = minilm._encode_direct(encoder, texts)
+    reference = encoder.encode(texts, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
+    assert ((direct * reference).sum(axis=1) > 0.9999).all()
