@@ -23,6 +23,10 @@ class Thresholds:
     mean_words_ratio: float = 1.5
     # Don't call a dimension regression on fewer valid scores than this (per run).
     min_valid_scores: int = 5
+    # A judge decides a verdict only if, on the judge calibration set, EVERY rubric dimension
+    # reaches both: Spearman rank correlation with the hand scores, and exact-match rate.
+    judge_min_spearman: float = 0.5
+    judge_min_exact: float = 0.4
 
     def as_dict(self) -> dict[str, float]:
         return asdict(self)
@@ -133,6 +137,64 @@ def pairwise_summary(resolved: Iterable[tuple[str, int | None]]) -> dict[str, di
 
 
 # --- comparing two runs ---------------------------------------------------------------------
+# --- judge validity (calibration) -----------------------------------------------------------
+def _ranks(values: list[float]) -> list[float]:
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    ranks = [0.0] * len(values)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in range(i, j + 1):  # ties share their average rank
+            ranks[order[k]] = (i + j) / 2 + 1
+        i = j + 1
+    return ranks
+
+
+def spearman(xs: list[float], ys: list[float]) -> float | None:
+    """Spearman's rho (Pearson on average ranks). None when either side is constant or n < 3."""
+    if len(xs) != len(ys) or len(xs) < 3:
+        return None
+    rx, ry = _ranks(xs), _ranks(ys)
+    mx, my = statistics.fmean(rx), statistics.fmean(ry)
+    cov = sum((a - mx) * (b - my) for a, b in zip(rx, ry, strict=True))
+    vx, vy = sum((a - mx) ** 2 for a in rx), sum((b - my) ** 2 for b in ry)
+    if vx == 0 or vy == 0:
+        return None
+    return round(cov / (vx * vy) ** 0.5, 4)
+
+
+def judge_agreement(pairs: Iterable[tuple[str, int, int | None]]) -> dict[str, dict[str, float | int | None]]:
+    """(dimension, hand score, judge score or None) → per dimension: Spearman, exact-match rate,
+    valid pairs and invalid judge outputs. An invalid judge output counts as a miss for exact
+    match (a judge that cannot answer does not agree)."""
+    by_dim: dict[str, list[tuple[int, int | None]]] = defaultdict(list)
+    for dim, hand, judged in pairs:
+        by_dim[dim].append((hand, judged))
+    out: dict[str, dict[str, float | int | None]] = {}
+    for dim, rows in sorted(by_dim.items()):
+        valid = [(h, j) for h, j in rows if j is not None]
+        out[dim] = {"spearman": spearman([h for h, _ in valid], [j for _, j in valid]),
+                    "exact": round(sum(1 for h, j in valid if h == j) / len(rows), 4) if rows else None,
+                    "n": len(valid), "invalid": len(rows) - len(valid)}
+    return out
+
+
+def judge_trusted(agreement: dict[str, dict[str, Any]] | None, t: Thresholds) -> tuple[bool, list[str]]:
+    """Whether the judge may decide a verdict, and why not. No calibration = not trusted."""
+    if not agreement:
+        return False, ["no judge calibration result for this judge"]
+    why = []
+    for dim, a in sorted(agreement.items()):
+        rho, exact = a.get("spearman"), a.get("exact")
+        if rho is None or rho < t.judge_min_spearman:
+            why.append(f"{dim}: Spearman {rho if rho is not None else 'n/a'} < {t.judge_min_spearman}")
+        if exact is None or exact < t.judge_min_exact:
+            why.append(f"{dim}: exact match {exact if exact is not None else 'n/a'} < {t.judge_min_exact}")
+    return not why, why
+
+
 @dataclass
 class ComparisonResult:
     verdict: str  # "regression" | "ok"
@@ -143,12 +205,19 @@ class ComparisonResult:
 
 def compare_summaries(baseline: dict[str, Any], candidate: dict[str, Any], *,
                       thresholds: Thresholds | None = None,
-                      pairwise: dict[str, dict[str, float]] | None = None) -> ComparisonResult:
+                      pairwise: dict[str, dict[str, float]] | None = None,
+                      judge_calibration: dict[str, dict[str, Any]] | None = None) -> ComparisonResult:
     """`baseline`/`candidate` are run summaries (see services.run_summarize): check_rates,
     check_means, dimensions (stats), per_transcript (means). The verdict depends only on the
-    numbers and thresholds here."""
+    numbers and thresholds here.
+
+    Judge-based reasons (dimension means, pairwise) count only when `judge_calibration` (the
+    judge's agreement on the calibration set) reaches the thresholds on every dimension; otherwise
+    the verdict rests on the deterministic checks alone and `deltas["judge"]` says so."""
     t = thresholds or Thresholds()
     reasons: list[str] = []
+    judge_ok, judge_why = judge_trusted(judge_calibration, t)
+    judge_reasons: list[str] = []
     checks: dict[str, dict[str, float]] = {}
     b_rates, c_rates = baseline.get("check_rates", {}), candidate.get("check_rates", {})
     for name in sorted(set(b_rates) | set(c_rates)):
@@ -177,7 +246,7 @@ def compare_summaries(baseline: dict[str, Any], candidate: dict[str, Any], *,
                      "baseline_n": b.get("n", 0), "candidate_n": c.get("n", 0)}
         enough = b.get("n", 0) >= t.min_valid_scores and c.get("n", 0) >= t.min_valid_scores
         if delta is not None and enough and delta <= -t.dimension_mean_drop + 1e-9:
-            reasons.append(f"dimension {dim} mean {bm:.2f} → {cm:.2f} ({delta:+.2f} ≤ -{t.dimension_mean_drop})")
+            judge_reasons.append(f"dimension {dim} mean {bm:.2f} → {cm:.2f} ({delta:+.2f} ≤ -{t.dimension_mean_drop})")
     per_transcript: dict[str, dict[str, float | None]] = {}
     b_pt, c_pt = baseline.get("per_transcript", {}), candidate.get("per_transcript", {})
     for slug in sorted(set(b_pt) & set(c_pt)):
@@ -194,8 +263,14 @@ def compare_summaries(baseline: dict[str, Any], candidate: dict[str, Any], *,
     if pairwise:
         for dim, s in pairwise.items():
             if s["net"] <= -t.pairwise_net_loss + 1e-9:
-                reasons.append(f"pairwise {dim}: candidate net {s['net']:+.2f} ≤ -{t.pairwise_net_loss}")
+                judge_reasons.append(f"pairwise {dim}: candidate net {s['net']:+.2f} ≤ -{t.pairwise_net_loss}")
+    if judge_ok:
+        reasons += judge_reasons
+    judge = {"trusted": judge_ok, "why_not": judge_why, "calibration": judge_calibration or {},
+             "ignored_reasons": [] if judge_ok else judge_reasons,
+             "note": "judge reasons count" if judge_ok else
+                     "judge below the agreement threshold: the verdict rests on the deterministic checks alone"}
     deltas = {"checks": checks, "check_means": means, "dimensions": dims, "per_transcript": per_transcript,
-              "per_transcript_checks": per_transcript_checks, "pairwise": pairwise or {}}
+              "per_transcript_checks": per_transcript_checks, "pairwise": pairwise or {}, "judge": judge}
     return ComparisonResult(verdict="regression" if reasons else "ok", reasons=reasons, deltas=deltas,
                             thresholds=t.as_dict())

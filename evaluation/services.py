@@ -26,6 +26,7 @@ logger = logging.getLogger(__name__)
 DATA_DIR = Path(__file__).resolve().parent / "data"
 DEFAULT_SET_FILE = DATA_DIR / "core_v1.json"
 DEFAULT_RUBRIC_FILE = DATA_DIR / "rubric_v1.json"
+JUDGE_CALIBRATION_FILE = DATA_DIR / "judge_calibration_v1.json"
 
 Progress = Callable[[str], None]
 
@@ -462,9 +463,42 @@ def _comparable(summary: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def judge_calibrate(*, rubric: Rubric, judge_model: str | None = None, path: Path = JUDGE_CALIBRATION_FILE,
+                    chat_fn: Callable[..., Any] | None = None, limit: int | None = None,
+                    seed: int = 7, max_tokens: int = 320) -> dict[str, Any]:
+    """Score the hand-scored judge calibration set with the judge and report its agreement with
+    the hand scores per rubric dimension (Spearman and exact match). A judge below the thresholds
+    in `compare.Thresholds` may not decide a verdict (see `compare.compare_summaries`)."""
+    from bloom.llm import call_context
+
+    data = json.loads(Path(path).read_text())
+    if data.get("kind") != "judge calibration set":
+        raise ValueError(f"{path} is not a judge calibration set (its header 'kind' says {data.get('kind')!r})")
+    keys = rubric.dimension_keys
+    items = data["items"][:limit] if limit else data["items"]
+    pairs: list[tuple[str, int, int | None]] = []
+    for item in items:
+        messages = judge.build_pointwise_messages(
+            dimensions=rubric.dimensions, profile_line=item["profile_line"], history=[],
+            learner_text=item["learner_text"], reply_text=item["reply"], expected_behaviour="")
+        with call_context(service="evaluation.judge_calibration", agent="judge"):
+            outcome = judge.call_judge(messages=messages, keys=keys, schema=judge.pointwise_schema(keys),
+                                       parse=judge.parse_pointwise, model=judge_model or None, temperature=0.0,
+                                       seed=seed, max_tokens=max_tokens, chat_fn=chat_fn)
+        pairs += [(k, int(item["scores"][k]), None if outcome.scores[k].invalid else outcome.scores[k].score)
+                  for k in keys if k in item["scores"]]
+    agreement = compare.judge_agreement(pairs)
+    trusted, why = compare.judge_trusted(agreement, compare.Thresholds())
+    return {"judge_model": judge_model or "", "set": data.get("name"), "version": data.get("version"),
+            "items": len(items), "agreement": agreement, "trusted": trusted, "why_not": why}
+
+
 @transaction.atomic
 def comparison_create(*, baseline: EvalRun, candidate: EvalRun, thresholds: compare.Thresholds | None = None,
-                      pairwise_run: EvalRun | None = None) -> Comparison:
+                      pairwise_run: EvalRun | None = None,
+                      judge_calibration: dict[str, dict[str, Any]] | None = None) -> Comparison:
+    """`judge_calibration`: the judge's per-dimension agreement (`judge_calibrate(...)["agreement"]`).
+    Without one that reaches the thresholds, judge scores are reported but cannot decide."""
     if baseline.eval_set_id != candidate.eval_set_id:
         raise ValueError("runs must use the same eval set to be compared")
     b = _comparable(baseline.summary or run_summarize(run=baseline))
@@ -476,7 +510,8 @@ def comparison_create(*, baseline: EvalRun, candidate: EvalRun, thresholds: comp
         b = _comparable(_restricted_summary(baseline, common))
         c = _comparable(_restricted_summary(candidate, common))
     pairwise = (pairwise_run.summary or {}).get("pairwise") if pairwise_run else None
-    result = compare.compare_summaries(b, c, thresholds=thresholds, pairwise=pairwise)
+    result = compare.compare_summaries(b, c, thresholds=thresholds, pairwise=pairwise,
+                                       judge_calibration=judge_calibration)
     return Comparison.objects.create(baseline=baseline, candidate=candidate, deltas=result.deltas,
                                      verdict=result.verdict, reasons=result.reasons, thresholds=result.thresholds,
                                      pairwise_run=pairwise_run)

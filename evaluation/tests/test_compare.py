@@ -6,11 +6,17 @@ from evaluation.compare import (
     check_rates,
     compare_summaries,
     dimension_stats,
+    judge_agreement,
     order_consistency,
     pairwise_resolve,
     pairwise_summary,
     self_agreement,
+    spearman,
 )
+
+# A judge that agreed with the hand scores on the calibration set (issue 14: only such a judge
+# may decide a verdict; these tests of the judge-based reasons pass it explicitly).
+TRUSTED = {"tone": {"spearman": 0.8, "exact": 0.7, "n": 105, "invalid": 0}}
 
 
 def flags(**kw):
@@ -49,11 +55,12 @@ def test_verdict_ok_just_below_threshold_and_when_rates_fall():
 
 def test_verdict_on_dimension_mean_drop_needs_enough_valid_scores():
     base, cand = summary({}, {"tone": 4.2}), summary({}, {"tone": 3.6})
-    result = compare_summaries(base, cand)
+    result = compare_summaries(base, cand, judge_calibration=TRUSTED)
     assert result.verdict == "regression" and "tone" in result.reasons[0]
-    assert compare_summaries(summary({}, {"tone": 4.2}), summary({}, {"tone": 3.8})).verdict == "ok"
+    assert compare_summaries(summary({}, {"tone": 4.2}), summary({}, {"tone": 3.8}),
+                             judge_calibration=TRUSTED).verdict == "ok"
     few = {"check_rates": {}, "dimensions": {"tone": {"mean": 1.0, "n": 2}}}
-    assert compare_summaries(base, few).verdict == "ok"  # 2 scores are not evidence
+    assert compare_summaries(base, few, judge_calibration=TRUSTED).verdict == "ok"  # 2 scores are not evidence
 
 
 def test_thresholds_are_configurable_and_recorded():
@@ -95,7 +102,7 @@ def test_pairwise_disagreement_between_orders_is_a_tie():
 
 
 def test_pairwise_net_loss_is_a_regression():
-    result = compare_summaries(summary({}), summary({}), pairwise={"tone": {"net": -0.5}})
+    result = compare_summaries(summary({}), summary({}), pairwise={"tone": {"net": -0.5}}, judge_calibration=TRUSTED)
     assert result.verdict == "regression" and "pairwise tone" in result.reasons[0]
 
 
@@ -106,3 +113,35 @@ def test_mean_words_growth_is_a_verbosity_regression():
     result = compare_summaries(base, longer)
     assert result.verdict == "regression" and "mean words" in result.reasons[0]
     assert compare_summaries(base, similar).verdict == "ok"
+
+
+# --- judge validity (issue 14) ----------------------------------------------------------------
+def test_spearman_matches_known_values():
+    assert spearman([1, 2, 3, 4, 5], [1, 2, 3, 4, 5]) == 1.0
+    assert spearman([1, 2, 3, 4, 5], [5, 4, 3, 2, 1]) == -1.0
+    assert spearman([1, 2, 2, 3], [1, 3, 2, 4]) == 0.9487  # ties take their average rank (as scipy does)
+    assert spearman([3, 3, 3], [1, 2, 3]) is None  # a constant judge has no rank correlation
+
+
+def test_judge_agreement_per_dimension_counts_invalid_as_a_miss():
+    pairs = [("tone", 5, 5), ("tone", 1, 2), ("tone", 3, 3), ("tone", 4, None),
+             ("strategy", 1, 5), ("strategy", 5, 1), ("strategy", 3, 3)]
+    out = judge_agreement(pairs)
+    assert out["tone"]["exact"] == 0.5 and out["tone"]["n"] == 3 and out["tone"]["invalid"] == 1
+    assert out["strategy"]["spearman"] == -1.0
+
+
+def test_judge_below_threshold_cannot_decide_the_verdict_and_the_report_says_so():
+    base, cand = summary({"scaffold_leak": 0.1}, {"tone": 4.5}), summary({"scaffold_leak": 0.1}, {"tone": 2.0})
+    weak = {"tone": {"spearman": 0.1, "exact": 0.2, "n": 105, "invalid": 0}}
+    result = compare_summaries(base, cand, judge_calibration=weak)
+    assert result.verdict == "ok" and result.reasons == []
+    judge = result.deltas["judge"]
+    assert judge["trusted"] is False and "deterministic checks alone" in judge["note"]
+    assert any("tone" in r for r in judge["ignored_reasons"]) and any("Spearman" in w for w in judge["why_not"])
+    # No calibration at all is no better than a weak one.
+    assert compare_summaries(base, cand).deltas["judge"]["trusted"] is False
+    # The deterministic checks still decide.
+    worse = summary({"scaffold_leak": 0.4}, {"tone": 2.0})
+    assert compare_summaries(base, worse, judge_calibration=weak).verdict == "regression"
+    assert compare_summaries(base, cand, judge_calibration=TRUSTED).verdict == "regression"
