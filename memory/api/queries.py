@@ -63,7 +63,7 @@ def _narrowing(filters: dict[str, Any]) -> bool:
 def search(*, learner_id: int, query: str, limit: int, filters: dict[str, Any]) -> list[dict[str, Any]]:
     """Ranked hits of `selectors.search_memory` that pass the filters, best first, at most `limit`.
     Only the hits returned count as accessed."""
-    from memory.services import facts_mark_accessed
+    from memory.services import facts_mark_accessed_later
 
     narrowing = _narrowing(filters)
     has_superseded = (not filters.get("include_superseded")
@@ -84,7 +84,7 @@ def search(*, learner_id: int, query: str, limit: int, filters: dict[str, Any]) 
             base = base.filter(**{flag: filters[flag]})
     passing = dict(_extra(base, filters).values_list("id", "superseded_by_id"))
     kept = [h for h in hits if h["fact_id"] in passing][:limit]
-    facts_mark_accessed(fact_ids=[h["fact_id"] for h in kept])
+    facts_mark_accessed_later(fact_ids=[h["fact_id"] for h in kept])  # as the search itself does
     return _annotate(kept, passing)
 
 
