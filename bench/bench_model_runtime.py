@@ -54,7 +54,7 @@ def _bloom(model: str, prompt: str) -> tuple[float, float, int]:
 
     started, first, n = time.perf_counter(), None, 0
     stream = llm.chat([{"role": "user", "content": prompt}], stream=True, model=f"openai:{model}",
-                      options={"max_tokens": MAX_TOKENS, "temperature": 0.0, "seed": 7})
+                      options={"max_tokens": MAX_TOKENS, "temperature": 0.0, "seed": 7, "timeout": 900})
     for _ in stream:
         n += 1
         first = first or time.perf_counter()
@@ -101,7 +101,7 @@ def run(quick: bool) -> list[dict]:
             waits, fresh = [], []
             for _ in range(2 if quick else 4):
                 stream = llm.chat([{"role": "user", "content": "Write a very long story about a dragon."}],
-                                  stream=True, model=f"openai:{model}", options={"max_tokens": 400})
+                                  stream=True, model=f"openai:{model}", options={"max_tokens": 400, "timeout": 900})
                 pieces = iter(stream)
                 for _ in range(5):
                     next(pieces)

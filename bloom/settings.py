@@ -203,7 +203,7 @@ OLLAMA_HOST = env_str("OLLAMA_HOST", "http://127.0.0.1:11434")
 OPENAI_BASE_URL = parse_http_url("OPENAI_BASE_URL", env_str("OPENAI_BASE_URL", DEFAULT_MODEL_SERVER_URL))
 OPENAI_API_KEY = env_str("OPENAI_API_KEY", "")
 # /healthz's llm part: without a successful generation in this process for this long, it probes
-# the model with a two-token generation (a model that loads but cannot generate is not healthy).
+# the model with a four-token generation (a model that loads but cannot generate is not healthy).
 BLOOM_LLM_HEALTH_PROBE_AGE = env_float("BLOOM_LLM_HEALTH_PROBE_AGE", 300.0)
 # torch threads (MiniLM, GLiNER) in web and worker processes: the cores belong to the model
 # server. Set here, before anything imports torch, so every process gets the same bound.

@@ -146,6 +146,7 @@ class OpenAICompatChat:
         usage = None
         response_model = request.model
         first_piece_s: float | None = None
+        last_piece_s = 0.0
         with mapped_errors():
             response = client(queue_timeout + request.timeout).chat.completions.create(
                 model=request.model, messages=messages, stream=True,
@@ -158,8 +159,9 @@ class OpenAICompatChat:
                     for choice in chunk.choices or []:
                         piece = getattr(choice.delta, "content", None) if choice.delta else None
                         if piece:
+                            last_piece_s = time.monotonic() - started
                             if first_piece_s is None:
-                                first_piece_s = time.monotonic() - started
+                                first_piece_s = last_piece_s
                             pieces += 1
                             parts.append(piece)
                             if yield_tokens:
@@ -180,9 +182,9 @@ class OpenAICompatChat:
             tokens = Usage(input_tokens=int(usage.prompt_tokens or 0), output_tokens=int(usage.completion_tokens or 0))
         else:
             tokens = Usage(input_tokens=0, output_tokens=pieces)
-        elapsed = time.monotonic() - started
-        decode_s = elapsed - (first_piece_s or 0.0)
-        _last_ok[request.model] = (time.monotonic(), tokens.output_tokens / decode_s if decode_s > 0 else 0.0)
+        # Decode speed between the first and the last piece (prompt evaluation and queueing excluded).
+        decode_s = last_piece_s - (first_piece_s or 0.0)
+        _last_ok[request.model] = (time.monotonic(), (pieces - 1) / decode_s if pieces > 1 and decode_s > 0 else 0.0)
         result = ChatResult(text=text, usage=tokens, finish_reason=finish, provider=self.name,
                             request_model=request.model, response_model=str(response_model),
                             time_to_first_token_s=first_piece_s)
@@ -204,7 +206,7 @@ class OpenAICompatChat:
 
     def health(self, model: str) -> tuple[bool, str]:
         """Reachable and serving `model`; plus the last generation this process saw succeed, or a
-        two-token probe when there was none recently (a loaded model that cannot generate — a
+        four-token probe when there was none recently (a loaded model that cannot generate — a
         crashing build — is not healthy)."""
         try:
             with mapped_errors():
@@ -216,8 +218,8 @@ class OpenAICompatChat:
         max_age = float(llm_setting("BLOOM_LLM_HEALTH_PROBE_AGE", 300.0))
         seen = last_generation(model)
         if seen is None or seen[0] > max_age:
-            probe = ChatRequest(model=model, messages=[{"role": "user", "content": "Say ok."}],
-                                options={"max_tokens": 2, "temperature": 0}, timeout=30.0)
+            probe = ChatRequest(model=model, messages=[{"role": "user", "content": "Count to three."}],
+                                options={"max_tokens": 4, "temperature": 0}, timeout=30.0)
             try:
                 self.chat(probe)
             except LLMError as exc:

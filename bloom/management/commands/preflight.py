@@ -7,10 +7,10 @@ here: settings raise `ConfigError` and manage.py prints it (exit 2).
 
 from __future__ import annotations
 
+from urllib.parse import urlparse
+
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-
-from bloom.config import DEFAULT_MODEL_SERVER_URL
 
 # Which environment variable an operator changes to fix each part.
 PART_VARIABLES = {
@@ -41,8 +41,8 @@ class Command(BaseCommand):
 
         spec = settings.BLOOM_LLM
         local = spec.provider == "llamacpp" or (
-            spec.provider == "openai" and settings.OPENAI_BASE_URL == DEFAULT_MODEL_SERVER_URL
-            and spec.model in assets.CHAT_MODELS)
+            spec.provider == "openai" and spec.model in assets.CHAT_MODELS
+            and urlparse(settings.OPENAI_BASE_URL).hostname in ("127.0.0.1", "localhost", "::1"))
         if not local:
             return part
         smoke = smoke_generation(assets.chat_model_path(spec.model))
