@@ -69,6 +69,7 @@ bench: install services models
 
 lint: install
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports --no-cache
 
 fmt: install
 	$(VENV)/bin/ruff check --fix .
