@@ -101,6 +101,9 @@ class FactOutputSerializer(serializers.Serializer):
     superseded_by_id = serializers.IntegerField(allow_null=True)
     valid_to = serializers.DateTimeField(allow_null=True, help_text="when a superseded fact stopped being valid")
     summary_id = serializers.IntegerField(allow_null=True)
+    occurred_at = serializers.DateTimeField(allow_null=True, help_text="when it was said (batch ingest)")
+    external_id = serializers.CharField(help_text="the client's own id for the fact (batch ingest)")
+    metadata = serializers.DictField(help_text="the client's labels (batch ingest)")
 
 
 class FactHistoryOutputSerializer(serializers.Serializer):
@@ -149,6 +152,9 @@ class SearchHitSerializer(serializers.Serializer):
     surprise = serializers.BooleanField()
     superseded_by = serializers.IntegerField(allow_null=True)
     confidence = serializers.FloatField()
+    occurred_at = serializers.DateTimeField(allow_null=True, help_text="when it was said (batch ingest)")
+    external_id = serializers.CharField(help_text="the client's own id for the fact (batch ingest)")
+    metadata = serializers.DictField(help_text="the client's labels (batch ingest)")
     score = serializers.FloatField()
     parts = SearchPartsSerializer()
 

@@ -201,3 +201,13 @@ def test_a_bad_item_inside_a_list_field_is_a_400_naming_its_path(owned):
     assert r.status_code == 400, r.content
     assert r.json()["error"]["field"] == "facts.0.embedding.0"
     assert not Fact.objects.filter(learner=learner).exists()
+
+
+def test_fact_and_hit_carry_the_batch_fields(owned):
+    api, learner = owned
+    [fact_id] = _add(api, learner, ("insight", "The learner revises irregular verbs with a friend."))
+    Fact.objects.filter(pk=fact_id).update(external_id="ext-1", metadata={"session": 3})
+    fact = api.get(f"{BASE}/facts/{fact_id}").json()
+    assert (fact["external_id"], fact["metadata"], fact["occurred_at"]) == ("ext-1", {"session": 3}, None)
+    hit = _search(api, learner, "irregular verbs")[0]
+    assert (hit["fact_id"], hit["external_id"], hit["metadata"]) == (fact_id, "ext-1", {"session": 3})
