@@ -112,6 +112,12 @@ def test_external_id_resend_is_a_duplicate_and_extras_are_stored(learner):
      None),
     ("Hannah: I baked cookies and ate five of them.", "Omar: I baked cookies and ate four of them.", None),
     ("Sofia: Oh no, what a week.", "Sofia: How's your week going so far?", None),
+    ("Lena: Show me next time!", "Lena: No way! You have to show me next time.", None),
+    ("Priya: I baked cookies and ate five of them.", "Priya: I baked cookies and ate 2 of them.", None),
+    ("Leo: Ugh, it has rained for four days straight here.", "Leo: Ugh, it has rained for 7 days straight here.",
+     None),
+    ("Tom: I've been drinking way too much tea lately.", "Tom: There's no such thing as too much tea.",
+     "negation_mismatch"),  # the one kind the benchmark's hand-check counted as a real contradiction
 ])
 def test_surprise_reason(old, new, reason):
     assert rules.surprise_reason(old, new) == reason
