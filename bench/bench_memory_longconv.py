@@ -34,7 +34,8 @@ KS = (1, 5, 10)
 # search). A speaker boost (score x1.25 for facts whose "<speaker>:" prefix names the person the
 # question names) was tried this way and changed nothing: the top 10 were already that person's
 # turns; it was removed.
-VARIANTS: dict[str, dict] = {"hybrid": {}}
+# The entity-linked second hop was decided the same way (on: see conf.search_second_hop).
+VARIANTS: dict[str, dict] = {"hybrid-nohop": {"BLOOM_MEMORY_SEARCH_SECOND_HOP": False}, "hybrid": {}}
 EXTRAS = True  # send occurred_at and external_id with each turn (fields added with the batch endpoint)
 CATEGORIES = ("single-hop", "multi-hop", "temporal", "inference")
 

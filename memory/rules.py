@@ -161,6 +161,11 @@ def speaker_of(text: str) -> str | None:
     return m.group(1) if m else None
 
 
+def names_in(text: str) -> set[str]:
+    """Capitalised names in a statement (not the speaker prefix, not sentence starts), casefolded."""
+    return _names(text)
+
+
 def _names(text: str) -> set[str]:
     body = _SPEAKER.sub("", text, count=1)
     return {w.casefold() for w in _CAPWORD.findall(body) if w.casefold() not in NOT_NAMES}

@@ -127,6 +127,8 @@ def _search(*, learner_id: int | None, query: str, limit: int, touch: bool,
                              now=now)
     else:
         results = _scan_search(learner_id=learner_id, query=query, qvec=qvec, limit=limit, now=now)
+    if settings.DB_VENDOR == "postgresql" and conf.search_second_hop() and learner_id is not None and results:
+        results = _second_hop(learner_id=learner_id, query=query, results=results, limit=limit, qvec=qvec, now=now)
     if touch and results:
         from memory.services import facts_mark_accessed_later
 
@@ -213,6 +215,30 @@ def _pg_search(*, learner_id: int | None, query: str, qvec: list[float], k: int,
             rows = [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
     return [_hit(r, vector=float(r["vsim"]), text=float(r["tscore"]), decay=float(r["decay"]),
                  score=float(r["score"])) for r in rows]
+
+
+def _second_hop(*, learner_id: int, query: str, results: list[dict[str, Any]], limit: int, qvec: list[float],
+                now: Any) -> list[dict[str, Any]]:
+    """Entity-linked second hop (BLOOM_MEMORY_SEARCH_SECOND_HOP, on): names in the top 3
+    hits that the query does not name ("...we're calling him Biscuit") pull in the learner's
+    other facts naming them ("Biscuit learned to roll over"), placed right under the hit that
+    named them. One more query, only when such names exist."""
+    asked = {w.casefold() for w in re.findall(r"[A-Za-z]+", query)}
+    names: dict[str, float] = {}
+    for hit in results[:3]:
+        for name in rules.names_in(hit["content"]) - asked:
+            names.setdefault(name, hit["score"])
+    if not names:
+        return results
+    seen = {h["fact_id"] for h in results}
+    extra = [h for h in _pg_search(learner_id=learner_id, query=" ".join(names), qvec=qvec, k=20, limit=20, now=now)
+             if h["fact_id"] not in seen and h["parts"]["text"] > 0]
+    for h in extra:
+        source = max(names[n] for n in names if n in h["content"].casefold()) if any(
+            n in h["content"].casefold() for n in names) else 0.0
+        h["score"] = round(source * 0.99, 6)
+    merged = sorted(results + [h for h in extra if h["score"] > 0], key=lambda h: (-h["score"], -h["fact_id"]))
+    return merged[:limit]
 
 
 def _scan_search(*, learner_id: int | None, query: str, qvec: list[float], limit: int,

@@ -67,10 +67,10 @@ def test_hybrid_is_one_query_and_its_parts_add_up(learner):
                             "Maya: Biscuit learned to roll over this week."])
     Fact.objects.filter(pk=ids[1]).update(last_accessed_at=timezone.now() - timedelta(days=10))
     qvec = selectors.embed_query("what trick did the beagle learn")
-    with CaptureQueriesContext(connection) as ctx:
+    with CaptureQueriesContext(connection) as ctx, override_settings(BLOOM_MEMORY_SEARCH_SECOND_HOP=False):
         hits = selectors.search_memory(learner_id=learner.pk, query="what trick did the beagle learn", limit=3,
                                        touch=False, query_embedding=qvec)
-    assert len(ctx.captured_queries) == 1
+    assert len(ctx.captured_queries) == 1  # (the second hop, when on and a hit names someone, is one more)
     assert {h["fact_id"] for h in hits} == set(ids)
     now = timezone.now()
     for h in hits:
@@ -105,3 +105,24 @@ def test_minilm_direct_path_matches_sentence_transformers_encode():
     direct = minilm._encode_direct(encoder, texts)
     reference = encoder.encode(texts, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
     assert ((direct * reference).sum(axis=1) > 0.9999).all()
+
+
+@pytest.mark.django_db
+def test_second_hop_brings_the_fact_that_names_what_the_top_hit_named(learner):
+    """"What trick did Maya's beagle learn?": the beagle turn names the dog; the trick turn names
+    only the dog. The second hop puts the trick turn right under the turn that named the dog (the
+    first pass is given, so the test does not depend on where MiniLM ranks the distractors)."""
+    ids = _ingest(learner, ["Maya: We adopted a beagle from the shelter, we are calling him Biscuit.",
+                            "Maya: Biscuit can roll over now, it took a month of treats.",
+                            "Tom: My sister moved to Berlin."])
+    query = "What trick did Maya's beagle learn?"
+    qvec = selectors.embed_query(query)
+    first = [h for h in selectors.search_memory(learner_id=learner.pk, query=query, limit=3, touch=False,
+                                                query_embedding=qvec) if h["fact_id"] == ids[0]]
+    out = selectors._second_hop(learner_id=learner.pk, query=query, results=first, limit=3, qvec=qvec,
+                                now=timezone.now())
+    assert [h["fact_id"] for h in out] == [ids[0], ids[1]]  # Berlin is named by no top hit
+    assert out[1]["score"] == pytest.approx(0.99 * out[0]["score"], abs=1e-5)
+    # Nothing to follow when the top hits name nobody the query does not already name.
+    assert selectors._second_hop(learner_id=learner.pk, query="Biscuit", results=first, limit=3, qvec=qvec,
+                                 now=timezone.now()) == first
