@@ -433,6 +433,49 @@ def goal_correction(text: str) -> str | None:
     return goal
 
 
+_PRONOUN_REF = re.compile(r"(?i)\b(?:it|this|that|them|these|those)\b")
+
+
+def _reads_as_step_answer(step: str, text: str) -> bool:
+    """The current step's own parser reads the message: "I want to do 3 hours" answers the hours."""
+    if step == OnboardingStep.WEEKLY_HOURS:
+        return parse_hours(text) is not None
+    if step == OnboardingStep.BEST_TIME:
+        return parse_best_time(text) is not None
+    if step == OnboardingStep.CONFIDENCE:
+        return parse_confidence(text) is not None
+    return False
+
+
+def later_goal(answers: OnboardingAnswers, text: str) -> str | None:
+    """A goal stated after the goal step, without "actually": taken when the stored goal is not
+    substantive (small talk or uncertainty stored before those were rejected), or when the message
+    states a goal with an intent phrase and a goal verb. Not when the step's own parser reads the
+    message, and not "I want to learn it for work" (a pronoun points back at the stored goal)."""
+    if _reads_as_step_answer(answers.step, text):
+        return None
+    stored = answers.primary_goal
+    stored_empty = not stored or is_small_talk(stored) or not _substantive(stored)
+    if stored_empty:
+        goal, _ = extract_goal(text)
+        # Only a goal that names a skill ("play guitar", "pottery"), not "12" at the confidence step.
+        named = goal and (_GOAL_VERB.search(goal) or map_category(goal))
+        return goal if named and goal_correction(f"actually my goal is {goal}") else None
+    match = next((m for s in re.split(r"(?<=[.!?])\s+|\n+", strip_greeting(text))
+                  if (m := _GOAL_INTENT.search(s))), None)
+    if match is None:
+        return None
+    goal = _clean_goal(match.group(1))
+    if (not goal or not _GOAL_VERB.search(goal) or not _substantive(goal) or non_answer_kind(goal)
+            or _PRONOUN_REF.search(goal) or goal_correction(f"actually my goal is {goal}") is None):
+        return None
+    stored_words = set(re.findall(r"[a-z0-9]+", stored.lower()))
+    new_words = {w for w in re.findall(r"[a-z0-9]+", goal.lower()) if w not in _GENERIC}
+    if new_words <= stored_words:
+        return None  # the same goal said again
+    return goal
+
+
 # --- values stated before they were asked -------------------------------------------------------
 _HOURS_WITH_UNIT = re.compile(
     r"(?i)\b(\d+(?:[.,]\d+)?|half|one|two|three|four|five|six|seven|eight|nine|ten|twelve|fifteen|twenty)"
@@ -521,8 +564,10 @@ def advance(answers: OnboardingAnswers, text: str, *, rejected_in_row: int = 0) 
     if step == OnboardingStep.DONE:
         return _reject(step, "done", "already complete")
 
-    # A correction of the goal works at every step (and re-maps the category).
-    if step != OnboardingStep.GOAL and (goal := goal_correction(text)):
+    # A correction of the goal works at every step (and re-maps the category); so does a goal
+    # stated with a goal verb at a later step ("I want to get better at playing guitar" at the
+    # category question), and any real goal while the stored one says nothing.
+    if step != OnboardingStep.GOAL and (goal := goal_correction(text) or later_goal(answers, text)):
         updates: dict = {"primary_goal": goal}
         category = map_category(goal)
         if category or answers.goal_category:

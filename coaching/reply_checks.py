@@ -60,13 +60,37 @@ def is_greeting(text: str) -> bool:
     return norm in GREETINGS or (bool(norm) and norm.split()[0] in GREETINGS and _small_talk_piece(norm))
 
 
+# Uncertainty is not an answer either: "not sure really", "I don't know yet", "no clue tbh" were
+# stored as goals because only the bare phrases were in FILLER. A core phrase, optionally wrapped
+# in softeners ("i'm", "honestly", "yet", "tbh", "to be honest"), and nothing else.
+_SOFTENER = (r"(?:i'?m|i am|im|honestly|really|just|yet|tbh|tho|though|lol|haha|at all|to be honest|right now|"
+             r"for now|at the moment|atm|about (?:it|that|this)|what i want|what to do|what to pick|sorry|hmm+|um+|"
+             r"uh+|well|so|still|totally|kinda|kind of|quite|i guess|i think|either|either way|"
+             r"of|sure|anything|in particular)")
+_UNCERTAIN_CORE = (r"(?:not (?:really |quite |too |so )?sure|unsure|no (?:idea|clue)|not a clue|clueless|"
+                   r"(?:i )?(?:do ?n[o']?t|dont|don't) know|dunno|idk|idc|"
+                   r"(?:i )?(?:haven'?t|have not|havent) (?:decided|thought about it|figured (?:it|that) out)|"
+                   r"not decided|undecided|can'?t decide|cannot decide|hard to say|no preference|"
+                   r"nothing (?:in particular|specific|really)|whatever|anything(?: really)?|"
+                   r"(?:i )?(?:do ?n[o']?t|dont|don't) (?:really )?(?:mind|care)|not certain|who knows|"
+                   r"no (?:real )?goal|no goals?(?: yet)?|none really)")
+_UNCERTAIN = re.compile(rf"^(?:{_SOFTENER}\s+)*{_UNCERTAIN_CORE}(?:\s+{_SOFTENER})*$")
+
+
+def is_uncertain(text: str) -> bool:
+    """'not sure really', 'I don't know yet', 'no clue', 'haven't decided', 'idk tbh'."""
+    return bool(_UNCERTAIN.match(normalise(text)))
+
+
 def is_small_talk(text: str) -> bool:
-    """A greeting, filler or pleasantry with nothing a profile could store. Split on sentence and
-    clause marks so "hi! thanks" or "hello, ok" count too."""
+    """A greeting, filler, pleasantry or bare uncertainty with nothing a profile could store. Split
+    on sentence and clause marks so "hi! thanks" or "hello, ok" count too."""
+    if is_uncertain(text):
+        return True
     pieces = [p for p in re.split(r"[.!?,;\n]+", text) if p.strip()]
     if not pieces:
         return True
-    return all(_small_talk_piece(p) for p in pieces)
+    return all(_small_talk_piece(p) or is_uncertain(p) for p in pieces)
 
 
 def strip_greeting(text: str) -> str:

@@ -272,3 +272,61 @@ def test_greeting_first_conversation_completes_in_at_most_seven_turns():
 def test_extract_goal_reports_why_not():
     assert extract_goal("hi")[0] is None
     assert extract_goal("hey") == (None, "greeting")
+
+
+# --- uncertainty is not a goal; a goal stated later replaces one that says nothing (lead's trial) ---
+UNCERTAIN = ["not sure really", "not sure", "I don't know yet", "no clue", "haven't decided", "nothing in particular",
+             "whatever", "anything", "idk tbh", "I'm not really sure, honestly", "dunno yet", "no idea tbh",
+             "I haven't figured it out yet", "hard to say"]
+
+
+@pytest.mark.parametrize("text", UNCERTAIN)
+def test_uncertainty_is_never_stored_as_the_goal(text):
+    out = advance(OnboardingAnswers(), text)
+    assert not out.accepted and out.updates == {} and out.kind == "filler"
+
+
+@pytest.mark.parametrize("text", ["not sure which language, maybe Spanish", "learn anything about chess"])
+def test_uncertainty_words_inside_a_real_goal_do_not_reject_it(text):
+    assert advance(OnboardingAnswers(), text).accepted
+
+
+def test_goal_stated_at_the_category_step_replaces_a_goal_that_says_nothing():
+    # As seen in the trial: "not sure really" was stored before uncertainty was rejected.
+    a = OnboardingAnswers(step=OnboardingStep.CATEGORY, primary_goal="not sure really")
+    out = advance(a, "I want to get better at playing guitar")
+    assert out.accepted and out.updates["primary_goal"] == "get better at playing guitar"
+    assert out.updates["goal_category"] == "music" and "primary_goal" in out.corrected
+    assert "get better at playing guitar" in out.notes[0] and out.next_step == OnboardingStep.WEEKLY_HOURS
+
+
+@pytest.mark.parametrize("step", [OnboardingStep.CATEGORY, OnboardingStep.WEEKLY_HOURS, OnboardingStep.BEST_TIME,
+                                  OnboardingStep.CONFIDENCE])
+def test_goal_with_a_goal_verb_at_a_later_step_is_taken_as_a_correction(step):
+    a = OnboardingAnswers(step=step, primary_goal="learn Spanish", goal_category="",
+                          weekly_hours=Decimal(3) if step in (OnboardingStep.BEST_TIME, OnboardingStep.CONFIDENCE)
+                          else None, best_time="evening" if step == OnboardingStep.CONFIDENCE else "")
+    out = advance(a, "I want to get better at playing guitar")
+    assert out.accepted and out.updates["primary_goal"] == "get better at playing guitar"
+    assert out.corrected and "Updated" in out.notes[0]
+
+
+@pytest.mark.parametrize("step,text,field", [
+    (OnboardingStep.WEEKLY_HOURS, "I want to practice about 3 hours", "weekly_hours"),
+    (OnboardingStep.BEST_TIME, "I want to practice in the evenings", "best_time"),
+    (OnboardingStep.CONFIDENCE, "I want to say 7", "confidence"),
+    (OnboardingStep.CATEGORY, "I want to learn it for work", "goal_category"),
+])
+def test_an_answer_to_the_current_step_is_not_mistaken_for_a_new_goal(step, text, field):
+    a = OnboardingAnswers(step=step, primary_goal="learn Spanish", goal_category="" if step ==
+                          OnboardingStep.CATEGORY else "language", weekly_hours=Decimal(3)
+                          if step in (OnboardingStep.BEST_TIME, OnboardingStep.CONFIDENCE) else None,
+                          best_time="evening" if step == OnboardingStep.CONFIDENCE else "")
+    out = advance(a, text)
+    assert out.accepted and field in out.updates and "primary_goal" not in out.updates
+
+
+def test_uncertain_goal_is_caught_by_the_shared_profile_check():
+    from coaching.reply_checks import goal_is_greeting
+
+    assert goal_is_greeting("not sure really") and not goal_is_greeting("get better at playing guitar")
