@@ -100,23 +100,28 @@ def embed_query(query: str) -> list[float]:
 
 
 def search_memory(*, learner_id: int, query: str, limit: int = 10, touch: bool = True,
+                  include_superseded: bool = False,
                   query_embedding: list[float] | None = None) -> list[dict[str, Any]]:
     """Hybrid search over one learner's facts (archived and cold ones included): score =
     (0.7·cosine + 0.3·text) × max(0.3, exp(-0.05·days since last access)). Per-learner search is an
     exact scan of that learner's rows (measured faster than a filtered HNSW at this size, and exact).
     With `touch`, returned facts count as accessed (written behind, see services.facts_mark_accessed_later);
     `touch=False` is a read-only search."""
-    return _search(learner_id=learner_id, query=query, limit=limit, touch=touch, query_embedding=query_embedding)
+    return _search(learner_id=learner_id, query=query, limit=limit, touch=touch, query_embedding=query_embedding,
+                   include_superseded=include_superseded)
 
 
-def search_memory_global(*, query: str, limit: int = 10, touch: bool = True,
+def search_memory_global(*, query: str, limit: int = 10, touch: bool = True, include_superseded: bool = False,
                          query_embedding: list[float] | None = None) -> list[dict[str, Any]]:
     """Staff-only search across all learners (HNSW on PostgreSQL)."""
-    return _search(learner_id=None, query=query, limit=limit, touch=touch, query_embedding=query_embedding)
+    return _search(learner_id=None, query=query, limit=limit, touch=touch, query_embedding=query_embedding,
+                   include_superseded=include_superseded)
 
 
 def _search(*, learner_id: int | None, query: str, limit: int, touch: bool,
-            query_embedding: list[float] | None) -> list[dict[str, Any]]:
+            query_embedding: list[float] | None, include_superseded: bool = False) -> list[dict[str, Any]]:
+    """A superseded fact (replaced by a later one, kept with its history) is left out unless
+    asked for: every caller — the coach's tool, the API, MCP — gets current facts by default."""
     query = rules.validate_query(query)
     limit = max(1, min(int(limit), conf.SEARCH_MAX_LIMIT))
     qvec = (rules.validate_embedding(query_embedding, dim=settings.EMBEDDING_DIM) if query_embedding is not None
@@ -124,11 +129,13 @@ def _search(*, learner_id: int | None, query: str, limit: int, touch: bool,
     now = timezone.now()
     if settings.DB_VENDOR == "postgresql":
         results = _pg_search(learner_id=learner_id, query=query, qvec=qvec, k=max(limit * 4, 40), limit=limit,
-                             now=now)
+                             now=now, include_superseded=include_superseded)
     else:
-        results = _scan_search(learner_id=learner_id, query=query, qvec=qvec, limit=limit, now=now)
+        results = _scan_search(learner_id=learner_id, query=query, qvec=qvec, limit=limit, now=now,
+                               include_superseded=include_superseded)
     if settings.DB_VENDOR == "postgresql" and conf.search_second_hop() and learner_id is not None and results:
-        results = _second_hop(learner_id=learner_id, query=query, results=results, limit=limit, qvec=qvec, now=now)
+        results = _second_hop(learner_id=learner_id, query=query, results=results, limit=limit, qvec=qvec, now=now,
+                              include_superseded=include_superseded)
     if touch and results:
         from memory.services import facts_mark_accessed_later
 
@@ -191,15 +198,16 @@ ORDER BY score DESC, id DESC LIMIT %(limit)s
 
 
 def _pg_search(*, learner_id: int | None, query: str, qvec: list[float], k: int, limit: int,
-               now: Any) -> list[dict[str, Any]]:
+               now: Any, include_superseded: bool = False) -> list[dict[str, Any]]:
     vec_literal = "[" + ",".join(f"{x:.7g}" for x in qvec) + "]"
     terms = _tokens(query)
     params: dict[str, Any] = {"vec": vec_literal, "k": k, "limit": limit, "now": now, "floor": conf.DECAY_FLOOR,
                               "lam": conf.DECAY_LAMBDA, "wv": conf.SEARCH_W_VECTOR, "wt": conf.SEARCH_W_TEXT,
                               "learner": learner_id, "tsq": " | ".join(terms[:32])}
     tsq = "to_tsquery('english', %(tsq)s)" if terms else "NULL::tsquery"
+    current = "" if include_superseded else " AND f.superseded_by_id IS NULL"
     if learner_id is not None:
-        sql = _HYBRID_SQL.format(tsq=tsq, where="f.learner_id = %(learner)s", order="f.embedding <=> q.v")
+        sql = _HYBRID_SQL.format(tsq=tsq, where="f.learner_id = %(learner)s" + current, order="f.embedding <=> q.v")
         with connection.cursor() as cur:
             cur.execute(sql, params)
             cols = [c[0] for c in cur.description]
@@ -207,7 +215,7 @@ def _pg_search(*, learner_id: int | None, query: str, qvec: list[float], k: int,
     else:
         # Global: approximate HNSW, which needs the vector as a constant in ORDER BY; ef_search
         # bounds recall vs speed (SET LOCAL: this transaction only).
-        sql = _HYBRID_SQL.format(tsq=tsq, where="TRUE", order="f.embedding <=> %(vec)s::vector")
+        sql = _HYBRID_SQL.format(tsq=tsq, where="TRUE" + current, order="f.embedding <=> %(vec)s::vector")
         with transaction.atomic(), connection.cursor() as cur:
             cur.execute(f"SET LOCAL hnsw.ef_search = {int(conf.HNSW_EF_SEARCH)}")
             cur.execute(sql, params)
@@ -218,7 +226,7 @@ def _pg_search(*, learner_id: int | None, query: str, qvec: list[float], k: int,
 
 
 def _second_hop(*, learner_id: int, query: str, results: list[dict[str, Any]], limit: int, qvec: list[float],
-                now: Any) -> list[dict[str, Any]]:
+                now: Any, include_superseded: bool = False) -> list[dict[str, Any]]:
     """Entity-linked second hop (BLOOM_MEMORY_SEARCH_SECOND_HOP, on): names in the top 3
     hits that the query does not name ("...we're calling him Biscuit") pull in the learner's
     other facts naming them ("Biscuit learned to roll over"), placed right under the hit that
@@ -231,7 +239,8 @@ def _second_hop(*, learner_id: int, query: str, results: list[dict[str, Any]], l
     if not names:
         return results
     seen = {h["fact_id"] for h in results}
-    extra = [h for h in _pg_search(learner_id=learner_id, query=" ".join(names), qvec=qvec, k=20, limit=20, now=now)
+    extra = [h for h in _pg_search(learner_id=learner_id, query=" ".join(names), qvec=qvec, k=20, limit=20, now=now,
+                                   include_superseded=include_superseded)
              if h["fact_id"] not in seen and h["parts"]["text"] > 0]
     for h in extra:
         source = max(names[n] for n in names if n in h["content"].casefold()) if any(
@@ -242,8 +251,8 @@ def _second_hop(*, learner_id: int, query: str, results: list[dict[str, Any]], l
 
 
 def _scan_search(*, learner_id: int | None, query: str, qvec: list[float], limit: int,
-                 now: Any) -> list[dict[str, Any]]:
-    candidates = _scan_candidates(learner_id=learner_id, query=query, qvec=qvec)
+                 now: Any, include_superseded: bool = False) -> list[dict[str, Any]]:
+    candidates = _scan_candidates(learner_id=learner_id, query=query, qvec=qvec, include_superseded=include_superseded)
     ranked = []
     for c in candidates:
         decay = rules.decay_score(c["last_accessed_at"], now)
@@ -259,9 +268,12 @@ def _scan_search(*, learner_id: int | None, query: str, qvec: list[float], limit
             for score, decay, c in top if c["id"] in meta]
 
 
-def _scan_candidates(*, learner_id: int | None, query: str, qvec: list[float]) -> list[dict[str, Any]]:
+def _scan_candidates(*, learner_id: int | None, query: str, qvec: list[float],
+                     include_superseded: bool = False) -> list[dict[str, Any]]:
     """SQLite (embedded): exact scan in Python; text part = share of query terms present."""
     qs = Fact.objects.filter(embedding__isnull=False)
+    if not include_superseded:
+        qs = qs.filter(superseded_by__isnull=True)
     if learner_id is not None:
         qs = qs.filter(learner_id=learner_id)
     rows = list(qs.values_list("id", "last_accessed_at", "content", "embedding"))

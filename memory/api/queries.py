@@ -56,23 +56,25 @@ def _extra(qs: QuerySet[Fact], filters: dict[str, Any]) -> QuerySet[Fact]:
 
 
 def _narrowing(filters: dict[str, Any]) -> bool:
-    return any(filters.get(k) not in (None, "", False) for k in filters if k not in ("q", "limit",
+    return any(filters.get(k) not in (None, "", False) for k in filters if k not in ("q", "limit", "touch",
                                                                                      "include_superseded"))
 
 
-def search(*, learner_id: int, query: str, limit: int, filters: dict[str, Any]) -> list[dict[str, Any]]:
+def search(*, learner_id: int, query: str, limit: int, filters: dict[str, Any],
+           touch: bool = True) -> list[dict[str, Any]]:
     """Ranked hits of `selectors.search_memory` that pass the filters, best first, at most `limit`.
-    Only the hits returned count as accessed."""
+    Only the hits returned count as accessed, and none with `touch=False` (a read-only search)."""
     from memory.services import facts_mark_accessed_later
 
     narrowing = _narrowing(filters)
-    has_superseded = (not filters.get("include_superseded")
-                      and Fact.objects.filter(learner_id=learner_id, superseded_by__isnull=False).exists())
-    if not narrowing and not has_superseded:
-        hits = selectors.search_memory(learner_id=learner_id, query=query, limit=limit)
+    include = bool(filters.get("include_superseded"))
+    if not narrowing:  # superseded facts are left out (or kept) by the search itself
+        hits = selectors.search_memory(learner_id=learner_id, query=query, limit=limit, include_superseded=include,
+                                       touch=touch)
         return _annotate(hits, None)
     fetch = min(conf.SEARCH_MAX_LIMIT, limit * FILTER_OVERFETCH)
-    hits = selectors.search_memory(learner_id=learner_id, query=query, limit=fetch, touch=False)
+    hits = selectors.search_memory(learner_id=learner_id, query=query, limit=fetch, touch=False,
+                                   include_superseded=include)
     ids = [h["fact_id"] for h in hits]
     base = Fact.objects.filter(learner_id=learner_id, pk__in=ids)
     if filters.get("fact_type"):
@@ -84,7 +86,8 @@ def search(*, learner_id: int, query: str, limit: int, filters: dict[str, Any]) 
             base = base.filter(**{flag: filters[flag]})
     passing = dict(_extra(base, filters).values_list("id", "superseded_by_id"))
     kept = [h for h in hits if h["fact_id"] in passing][:limit]
-    facts_mark_accessed_later(fact_ids=[h["fact_id"] for h in kept])  # as the search itself does
+    if touch:
+        facts_mark_accessed_later(fact_ids=[h["fact_id"] for h in kept])  # as the search itself does
     return _annotate(kept, passing)
 
 

@@ -35,6 +35,9 @@ class IngestInputSerializer(serializers.Serializer):
 class SearchInputSerializer(serializers.Serializer):
     q = serializers.CharField(max_length=conf.QUERY_MAX_CHARS, trim_whitespace=True)
     limit = serializers.IntegerField(required=False, default=10, min_value=1, max_value=conf.SEARCH_MAX_LIMIT)
+    touch = serializers.BooleanField(
+        required=False, default=True,
+        help_text="false: a read-only search (the hits are not counted as accessed, so their decay is untouched)")
 
 
 class FactFilterSerializer(serializers.Serializer):

@@ -175,7 +175,7 @@ class LearnerSearchView(MemoryView):
         learner = self.learner(request, research_id)
         q = _query(SearchQuerySerializer, request)
         return Response({"results": queries.search(learner_id=learner.pk, query=q["q"], limit=q["limit"],
-                                                   filters=q)})
+                                                   filters=q, touch=q["touch"])})
 
 
 class GlobalSearchView(MemoryView):
@@ -185,7 +185,7 @@ class GlobalSearchView(MemoryView):
         if not _is_staff(request):
             return error_response("forbidden", "global search is for staff", status_code=403)
         q = _query(SearchInputSerializer, request)
-        hits = selectors.search_memory_global(query=q["q"], limit=q["limit"])
+        hits = selectors.search_memory_global(query=q["q"], limit=q["limit"], touch=q["touch"])
         return Response({"results": queries._annotate(hits, None)})
 
 

@@ -211,3 +211,31 @@ def test_fact_and_hit_carry_the_batch_fields(owned):
     assert (fact["external_id"], fact["metadata"], fact["occurred_at"]) == ("ext-1", {"session": 3}, None)
     hit = _search(api, learner, "irregular verbs")[0]
     assert (hit["fact_id"], hit["external_id"], hit["metadata"]) == (fact_id, "ext-1", {"session": 3})
+
+
+def test_the_coachs_own_search_leaves_superseded_facts_out(owned):
+    """The selector every caller shares (the coach's memory tool calls it directly, not the API):
+    a superseded fact is not current, so it is not found unless asked for."""
+    from memory import revisions, selectors
+
+    api, learner = owned
+    old, new = _add(api, learner, ("preference", "The learner studies Spanish on Monday mornings."),
+                    ("preference", "The learner now studies Spanish on Thursday evenings."))
+    revisions.fact_supersede(fact_id=old, by_fact_id=new, service="tests")
+    found = [h["fact_id"] for h in selectors.search_memory(learner_id=learner.pk, query="when does the learner "
+                                                                                        "study Spanish")]
+    assert new in found and old not in found
+    every = selectors.search_memory(learner_id=learner.pk, query="when does the learner study Spanish",
+                                    include_superseded=True)
+    assert old in [h["fact_id"] for h in every]
+
+
+def test_search_with_touch_false_marks_nothing_accessed(owned):
+    api, learner = owned
+    [fact_id] = _add(api, learner, ("preference", "The learner likes flashcards on the bus."))
+    before = Fact.objects.values_list("access_count", "last_accessed_at").get(pk=fact_id)
+    hits = _search(api, learner, "flashcards on the bus", touch="false")
+    assert hits and hits[0]["fact_id"] == fact_id
+    assert Fact.objects.values_list("access_count", "last_accessed_at").get(pk=fact_id) == before
+    _search(api, learner, "flashcards on the bus")
+    assert Fact.objects.get(pk=fact_id).access_count == before[0] + 1, "a plain search does count"

@@ -146,7 +146,7 @@ def _staff_only_urls(tenants) -> list[str]:
     run = EvalRun.objects.create(eval_set=EvalSet.objects.create(name="rel-set"))
     return [
         "/api/v1/telemetry/calls", "/api/v1/telemetry/aggregates", f"/api/v1/telemetry/traces/{a.turn.trace_id}",
-        f"/api/v1/research/studies/{study.pk}/export/", "/api/v1/research/codebook/",
+        f"/api/v1/research/studies/{study.pk}/export", "/api/v1/research/codebook",
         f"/api/v1/evaluation/runs/{run.pk}/export", "/api/v1/memory/search?q=swim",
     ]
 
