@@ -220,11 +220,13 @@ def _model_text(run: _Run, messages: list[dict], *, max_tokens: int, stream: boo
 
 
 def _stream_checks(run: _Run, *, system: str, toolbox: ToolBox, goal_category: str,
-                   extra: Callable[[str], list] | None = None) -> Callable[[str], list]:
+                   extra: Callable[[str], list] | None = None,
+                   messages: list[dict] | None = None) -> Callable[[str], list]:
     """The guard's checks for a prefix in the stream (the loop check waits for the whole reply)."""
     def check(text: str) -> list:
         findings = (guard.find_leaks(text, system) + guard.find_false_claims(text, toolbox.done)
-                    + guard.find_drift(text, goal_category) + guard.find_voice(text, run.message.content))
+                    + guard.find_drift(text, goal_category)
+                    + guard.find_voice(text, run.message.content, messages=messages))
         return findings + (extra(text) if extra else [])
     return check
 
@@ -313,7 +315,8 @@ def _guarded(run: _Run, text: str, *, messages: list[dict], system: str, toolbox
                 run.guard_event("too_long", f"over {guard.MAX_REPLY_CHARS} chars", "cut at sentence boundary")
             findings = (guard.find_leaks(text, system) + guard.find_false_claims(text, toolbox.done)
                         + guard.find_drift(text, goal_category)
-                        + guard.find_voice(text, learner_text or run.message.content, run.previous_replies))
+                        + guard.find_voice(text, learner_text or run.message.content, run.previous_replies,
+                                           messages))
             if not text.strip():
                 findings.append(guard.Finding("empty", "empty reply"))
             if not findings:
@@ -436,7 +439,8 @@ def turn_run(*, message: Message, emit: Callable[[str], None] | None = None, mod
                                   run.specialist)
             answer = None
             gate = StreamGate(run, _stream_checks(run, system=system, toolbox=toolbox,
-                                                  goal_category=profile.goal_category)) if emit else None
+                                                  goal_category=profile.goal_category,
+                                                  messages=msgs)) if emit else None
             if tool_loop_enabled() and run.specialist in (COACH, REFLECTION):
                 msgs, answer = _tool_loop(run, msgs, toolbox)
                 if answer and gate is not None:
@@ -512,10 +516,12 @@ def _onboarding(run, profile, message, system, context, history, tracker, toolbo
         msgs = prompts.ack_messages(system, message.content)
         try:
             raw = _model_text(run, msgs, max_tokens=ACK_MAX_TOKENS, stream=False)
+            # A bad acknowledgement (copied example, the learner's voice, …) is regenerated once;
+            # still bad, the fallback is no acknowledgement: the templated confirmation stands alone.
             ack = _guarded(run, guard.cap_length(_first_sentence(raw), 200)[0], messages=msgs, system=system,
                            toolbox=ToolBox(learner=run.learner), goal_category=profile.goal_category,
-                           fallback="", allow_regenerate=False, learner_text=message.content,
-                           goal=profile.primary_goal)
+                           fallback="", learner_text=message.content, goal=profile.primary_goal)
+            ack = guard.cap_length(_first_sentence(ack), 200)[0] if ack else ""
             if "?" in ack:  # the question is code's job; a model question would confuse the gate
                 run.guard_event("question_in_ack", ack[:80], "dropped acknowledgement")
                 ack = ""
@@ -537,7 +543,8 @@ def _phrase(run, system, context, history, toolbox, user_text, fallback, goal_ca
     actions were already taken by code, so the template can state them truthfully)."""
     msgs = _chat_messages(system, context, history, _actions_line(toolbox), user_text, run.specialist)
     gate = StreamGate(run, _stream_checks(run, system=system, toolbox=toolbox, goal_category=goal_category,
-                                          extra=extra_check), max_sentences=max_sentences) if run.emit else None
+                                          extra=extra_check, messages=msgs),
+                      max_sentences=max_sentences) if run.emit else None
     try:
         raw = _model_text(run, msgs, max_tokens=REPLY_MAX_TOKENS, stream=True, gate=gate)
     except LLMError as exc:

@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from coaching import reply_checks
+from coaching import prompts, reply_checks
 
 MAX_REPLY_CHARS = 600
 
@@ -111,11 +111,22 @@ def remove_sentences(text: str, pattern_findings: list[Finding], tools_done: set
     return " ".join(kept).strip()
 
 
-def find_voice(text: str, learner_text: str = "", previous_replies: Iterable[str] = ()) -> list[Finding]:
+def find_voice(text: str, learner_text: str = "", previous_replies: Iterable[str] = (),
+               messages: list[dict] | None = None) -> list[Finding]:
     """The shared deterministic checks (coaching/reply_checks.py, also run by evaluation): the reply
     narrates the learner in the third person, parrots their message, refuses an ordinary coaching
-    message, or repeats a reply already sent twice in this conversation."""
+    message, repeats a reply already sent twice in this conversation, speaks as the learner ("my
+    life"), or copies the prompt's example exchange (found in `messages`) where nobody said it."""
     findings = []
+    if hit := reply_checks.coach_as_learner(text):
+        findings.append(Finding("coach_as_learner", hit))
+    if messages:
+        pairs = prompts.exemplar_pairs(messages)
+        example_texts = {t for pair in pairs for t in pair}
+        allowed = [learner_text, *(str(m.get("content") or "") for m in messages
+                                   if m.get("content") not in example_texts)]
+        if pairs and (hit := reply_checks.example_copy(text, pairs, allowed)):
+            findings.append(Finding("example_copy", hit))
     if hit := reply_checks.third_person(text):
         findings.append(Finding("third_person", hit))
     if learner_text and (hit := reply_checks.parrot(text, learner_text)):

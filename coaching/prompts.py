@@ -4,7 +4,7 @@ runs can tell prompt versions apart."""
 
 from __future__ import annotations
 
-PROMPT_VERSION = "2026-12-01.1"
+PROMPT_VERSION = "2026-12-01.2"
 
 # Issue 14: the 0.5B model copies the prompt's own wording. A prompt that says "the learner" gets
 # replies about "the learner"; a prompt with an "ACTIONS line" gets "ACTIONS done this turn" back.
@@ -19,7 +19,8 @@ BASE = (
 
 SPECIALIST_PROMPTS = {
     "onboarding": ("In one short sentence, warmly acknowledge what they just told you. "
-                   "Do not repeat their words and do not ask a question."),
+                   "Mention nothing they did not say, do not repeat their words, do not ask a question, "
+                   "and speak as their coach, never as them."),
     "planner": "Encourage them in one or two sentences about planning this week; the app lists the times.",
     "checkin": "They told you how a study session went. Respond to it kindly and encourage the next one.",
     "reflection": ("Help them reflect: say back the feeling you hear in your own words, then ask one open question. "
@@ -28,13 +29,18 @@ SPECIALIST_PROMPTS = {
 }
 
 # One exemplar exchange per kind of call (few-shot). Short on purpose: every token of prompt costs
-# time on two CPU cores.
+# time on two CPU cores. The onboarding exemplar carries no facts: its former one ("about 3 hours,
+# my evenings are busy with the kids") came back as "Six hours a week around the kids…" to a
+# learner who had answered "6" to the confidence question and never mentioned children. The
+# guard's example_copy check (reply_checks) rejects any such copy that still gets through.
 EXEMPLARS = {
-    "onboarding": ("about 3 hours, my evenings are busy with the kids",
-                   "Three hours a week around the kids is a real commitment."),
+    "onboarding": ("that's my answer", "Thanks, that helps me fit the plan to you."),
     "default": ("I skipped my practice yesterday, I was too tired",
                 "That happens, and rest counts too. What would make your next practice feel easier?"),
 }
+# Exemplars no longer shipped, kept so evaluation still recognises their copies in older runs.
+RETIRED_EXEMPLARS = [("about 3 hours, my evenings are busy with the kids",
+                      "Three hours a week around the kids is a real commitment.")]
 # Stop sequences: the model starting a new turn or a label is the end of its reply.
 STOP = ["\nUser:", "\nuser:", "\nLearner:", "\nAssistant:", "\nCoach:", "\n#", "<|im_end|>", "<|endoftext|>"]
 
@@ -61,6 +67,12 @@ def exemplar(specialist: str) -> list[dict]:
     return [{"role": "user", "content": user}, {"role": "assistant", "content": assistant}]
 
 
+def exemplar_pairs(messages: list[dict]) -> list[tuple[str, str]]:
+    """The exemplar exchanges present in a message list (what the model could copy from)."""
+    contents = {m.get("content") for m in messages}
+    return [pair for pair in EXEMPLARS.values() if pair[0] in contents and pair[1] in contents]
+
+
 def notes_message(context: str, actions: str) -> str:
     """The code-built context as a private note: the profile line without its "About the learner"
     label (the model narrates labels back), then what the app did this turn."""
@@ -81,6 +93,8 @@ _REGENERATE_HINTS = {
     "leak": "Write only the chat message itself, no labels, headings or notes.",
     "honesty": "Do not claim any action that was not done.",
     "drift": "Stay on my own goal.",
+    "example_copy": "Mention only what I told you; nothing from any example.",
+    "coach_as_learner": "You are my coach: do not speak as if you were me.",
 }
 
 

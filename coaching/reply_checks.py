@@ -253,3 +253,58 @@ def _supported(key: str, value: str, texts: list[str], goal: str) -> bool:
     if key == "goal_category":
         return any(onboarding.parse_category_answer(t) == value for t in [*texts, goal])
     return any(onboarding.parse_best_time(t) == value for t in texts)
+
+
+# --- copying the prompt's example / speaking as the learner -----------------------------------
+# The 0.5B model copies the few-shot exemplar's facts into a real reply ("Three hours a week around
+# the kids is a real commitment." to a learner who never mentioned children), and slips into the
+# learner's voice ("Evening time is a crucial part of my life."). Both are checked in code.
+_FUNCTION_WORDS = frozenset({
+    "the", "a", "an", "and", "or", "but", "so", "to", "of", "in", "on", "at", "for", "with", "about", "from", "by",
+    "it", "its", "it's", "this", "that", "these", "those", "is", "are", "was", "were", "be", "been", "being", "am",
+    "do", "does", "did", "have", "has", "had", "i", "i'm", "i've", "i'd", "me", "my", "you", "you're", "your",
+    "yours", "we", "our", "they", "their", "them", "he", "she", "his", "her", "what", "which", "who", "when",
+    "where", "why", "how", "not", "no", "yes", "can", "could", "would", "should", "will", "just", "really", "very",
+    "too", "also", "then", "than", "there", "here", "some", "any", "all", "more", "most", "much", "many", "one",
+    "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "hour", "hours", "week", "weeks", "day",
+    "days", "time",
+})
+_FUNCTION_STEMS = frozenset(w.replace("'", "") for w in _FUNCTION_WORDS) | {"thats", "whats", "lets", "dont"}
+EXAMPLE_RUN_WORDS = 6
+
+
+def _stem(word: str) -> str:
+    word = word.replace("'", "")
+    return word[:-1] if len(word) > 4 and word.endswith("s") else word
+
+
+def example_copy(reply: str, examples: Iterable[tuple[str, str]], allowed_texts: Iterable[str]) -> str | None:
+    """The reply carries what the prompt's example exchange(s) said and nobody in this conversation
+    did: a content word of the example's learner message ("kids") that no allowed text (the
+    learner's messages, the goal, the coach's question) contains, or a run of ≥ 6 words of the
+    example's coach reply."""
+    allowed = {_stem(w) for t in allowed_texts for w in words(t)}
+    reply_words = words(reply)
+    for user, assistant in examples:
+        facts = {_stem(w) for w in words(user) if len(w) >= 3 and _stem(w) not in _FUNCTION_STEMS}
+        copied = [w for w in reply_words if _stem(w) in facts and _stem(w) not in allowed]
+        if copied:
+            return f"copies {copied[0]!r} from the prompt's example"
+        run = longest_shared_run(reply, assistant)
+        if run >= EXAMPLE_RUN_WORDS:
+            return f"{run} words of the prompt's example reply copied"
+    return None
+
+
+# First person about the learner's own life, in the coach's voice: the coach has no evenings, kids
+# or goal. "In my experience" / "my suggestion" are the coach's own and are not matched.
+_COACH_AS_LEARNER = re.compile(
+    r"(?i)\bmy (?:own |main |daily |busy |whole )?(?:life|lives|goals?|evenings?|mornings?|afternoons?|nights?|"
+    r"kids|children|family|schedule|routine|week|weekends?|job|work|studies|practice|progress|hobby|hobbies|"
+    r"partner|wife|husband|free time|spare time|learning|lessons?|sessions?|guitar|confidence|motivation)\b"
+    r"|\bi (?:want|need|hope|plan|would like|'d like) to (?:learn|get better|improve|practi[cs]e|study|play)\b"
+    r"|\bi(?:'m| am) (?:learning|studying|practi[cs]ing|working on my)\b")
+
+
+def coach_as_learner(text: str) -> str | None:
+    return _first_match(_COACH_AS_LEARNER, text)

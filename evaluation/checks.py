@@ -285,6 +285,22 @@ def check_loop(text: str, ctx: CheckContext) -> CheckResult:
     return _shared(reply_checks.loop(text, ctx.previous_replies))
 
 
+def check_example_copy(text: str, ctx: CheckContext) -> CheckResult:
+    """The reply copies the prompt's example exchange ("…around the kids…") where nobody in this
+    conversation said it: the shipped exemplars and the retired ones."""
+    from coaching import prompts
+
+    examples = [*prompts.EXEMPLARS.values(), *prompts.RETIRED_EXEMPLARS]
+    allowed = [ctx.learner_text, *ctx.learner_history, ctx.primary_goal, *ctx.template_texts,
+               ctx.context_snapshot]
+    return _shared(reply_checks.example_copy(strip_templates(text, ctx), examples, allowed))
+
+
+def check_coach_as_learner(text: str, ctx: CheckContext) -> CheckResult:
+    """The coach speaks as the learner: "Evening time is a crucial part of my life."."""
+    return _shared(reply_checks.coach_as_learner(strip_templates(text, ctx)))
+
+
 def check_goal_is_greeting(text: str, ctx: CheckContext) -> CheckResult:
     """The turn stored a greeting or filler as the learner's goal."""
     return _shared(reply_checks.goal_is_greeting(str(dict(ctx.profile_updates).get("primary_goal") or "")))
@@ -303,7 +319,7 @@ def check_profile_unsupported(text: str, ctx: CheckContext) -> CheckResult:
 # --- all checks -----------------------------------------------------------------------------
 CHECK_NAMES = ("scaffold_leak", "over_length", "repetition", "format_density", "emoji", "premature_advice",
                "unperformed_action", "goal_drift", "third_person", "parrot", "refusal", "loop", "goal_is_greeting",
-               "profile_unsupported")
+               "profile_unsupported", "example_copy", "coach_as_learner")
 # Human labels for reports; the names above are the stored keys.
 CHECK_LABELS = {
     "scaffold_leak": "Scaffold leak",
@@ -320,6 +336,8 @@ CHECK_LABELS = {
     "loop": "Same reply 3+ times in a conversation",
     "goal_is_greeting": "Greeting/filler stored as the goal",
     "profile_unsupported": "Profile value the learner never gave",
+    "example_copy": "Copies the prompt's example",
+    "coach_as_learner": "Speaks as the learner (\u201cmy life\u201d)",
 }
 
 
@@ -344,6 +362,8 @@ class CheckSuite:
             "loop": check_loop(text, ctx),
             "goal_is_greeting": check_goal_is_greeting(text, ctx),
             "profile_unsupported": check_profile_unsupported(text, ctx),
+            "example_copy": check_example_copy(text, ctx),
+            "coach_as_learner": check_coach_as_learner(text, ctx),
         }
         return {name: result.as_dict() for name, result in results.items()}
 

@@ -172,3 +172,21 @@ def test_question_with_skip_in_it_is_not_a_report(chat, api):
     say("should I skip today? I'm wiped out")
     assert not CheckIn.objects.exists()
     assert Turn.objects.get().rule != "session_report"
+
+
+def test_acknowledgement_copying_the_prompt_example_is_regenerated_then_dropped(chat, fake_model):
+    """Control flow only (FAKE model): a copied-example acknowledgement is regenerated once; a second
+    bad one leaves the templated confirmation and question alone, never the copy."""
+    http, start = chat
+    rid = _new_learner(http)
+    say = start(rid)
+    say("I want to learn guitar")  # the category is mapped from the goal: next is the hours step
+    fake_model.push("Evening time is a crucial part of my life.", "Three hours a week is a steady start.")
+    reply = say("3 hours")
+    assert reply.startswith("Three hours a week is a steady start.") and "my life" not in reply
+    fake_model.push("Evening time is a crucial part of my life.", "My evenings are busy too.")
+    reply = say("evenings")
+    assert "my life" not in reply.lower() and "my evenings" not in reply.lower()
+    assert "Best time: evening." in reply
+    events = Turn.objects.order_by("-id").first().guard_events
+    assert [e["action"] for e in events if e["kind"] == "coach_as_learner"] == ["regenerate", "fallback"]

@@ -1,4 +1,6 @@
-from coaching import guard
+import pytest
+
+from coaching import guard, prompts
 from coaching.engine import resolve_option
 
 
@@ -59,3 +61,45 @@ def test_voice_findings_for_the_issue_examples():
     same = "Let's keep going."
     assert [f.kind for f in guard.find_voice(same, "", [same, same])] == ["loop"]
     assert guard.find_voice("You missed two sessions — want to move them to Saturday?", learner) == []
+
+
+# --- copying the prompt's example / speaking as the learner (lead's trial) ----------------------
+OLD_EXAMPLE = ("about 3 hours, my evenings are busy with the kids",
+               "Three hours a week around the kids is a real commitment.")
+
+
+def _ack_messages(answer, example=OLD_EXAMPLE):
+    return [{"role": "system", "content": "Acknowledge their answer."},
+            {"role": "user", "content": example[0]}, {"role": "assistant", "content": example[1]},
+            {"role": "user", "content": answer}]
+
+
+@pytest.mark.parametrize("reply,answer", [
+    ("Three hours a week around the kids is a real commitment.", "3"),
+    ("Six hours a week around the kids is a great commitment.", "6"),
+    ("Evenings with busy kids can be hard, but you can do it.", "evening"),
+])
+def test_reply_copying_the_example_is_found_when_the_learner_never_said_it(reply, answer, monkeypatch):
+    monkeypatch.setitem(prompts.EXEMPLARS, "onboarding", OLD_EXAMPLE)
+    kinds = {f.kind for f in guard.find_voice(reply, answer, messages=_ack_messages(answer))}
+    assert "example_copy" in kinds
+
+
+def test_example_words_the_learner_did_say_are_not_a_copy(monkeypatch):
+    monkeypatch.setitem(prompts.EXEMPLARS, "onboarding", OLD_EXAMPLE)
+    answer = "3 hours, I have two kids so evenings"
+    assert not guard.find_voice("With two kids, three hours is a steady plan.", answer,
+                                messages=_ack_messages(answer))
+    assert not guard.find_voice("Evenings are a good time to focus.", "evenings", messages=_ack_messages("evenings"))
+
+
+@pytest.mark.parametrize("reply", ["Evening time is a crucial part of my life.", "I want to learn guitar too.",
+                                   "Staying on track with my goal matters."])
+def test_coach_speaking_as_the_learner_is_found(reply):
+    assert "coach_as_learner" in {f.kind for f in guard.find_voice(reply)}
+
+
+@pytest.mark.parametrize("reply", ["In my experience, short sessions stick.", "Your evenings sound full.",
+                                   "My suggestion: start with ten minutes."])
+def test_coach_own_first_person_is_fine(reply):
+    assert not guard.find_voice(reply)

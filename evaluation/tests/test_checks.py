@@ -142,7 +142,7 @@ def test_run_checks_returns_every_check_as_plain_dicts():
     out = run_checks(CLEAN, CheckContext(goal_category="sport"))
     assert set(out) == {"scaffold_leak", "over_length", "repetition", "format_density", "emoji",
                         "premature_advice", "unperformed_action", "goal_drift", "third_person", "parrot", "refusal",
-                        "loop", "goal_is_greeting", "profile_unsupported"}
+                        "loop", "goal_is_greeting", "profile_unsupported", "example_copy", "coach_as_learner"}
     assert all(set(v) == {"flag", "value", "detail"} for v in out.values())
     assert not any(v["flag"] for v in out.values())
 
@@ -256,3 +256,20 @@ def test_profile_unsupported_flags_values_the_learner_never_gave():
     assert not check_profile_unsupported("", announced).flag
     goal = CheckContext(learner_history=("hello",), profile_updates=(("primary_goal", "hello"),))
     assert check_profile_unsupported("", goal).flag
+
+
+def test_example_copy_flags_the_retired_onboarding_example_and_not_the_learners_own_words():
+    from evaluation.checks import check_example_copy
+
+    ctx = CheckContext(learner_text="6", learner_history=("learn guitar", "6"))
+    assert check_example_copy("Six hours a week around the kids is a great commitment.", ctx).flag
+    said = CheckContext(learner_text="3 hours, busy with my kids", learner_history=("3 hours, busy with my kids",))
+    assert not check_example_copy("Three hours with the kids nearby is a steady plan.", said).flag
+    assert not check_example_copy(CLEAN, CheckContext()).flag
+
+
+def test_coach_as_learner_flags_the_coach_speaking_about_my_life():
+    from evaluation.checks import check_coach_as_learner
+
+    assert check_coach_as_learner("Evening time is a crucial part of my life.", CheckContext()).flag
+    assert not check_coach_as_learner("In my experience, evenings work well for you.", CheckContext()).flag
