@@ -226,7 +226,8 @@ def _stream_checks(run: _Run, *, system: str, toolbox: ToolBox, goal_category: s
     def check(text: str) -> list:
         findings = (guard.find_leaks(text, system) + guard.find_false_claims(text, toolbox.done)
                     + guard.find_drift(text, goal_category)
-                    + guard.find_voice(text, run.message.content, messages=messages))
+                    + guard.find_voice(text, run.message.content, messages=messages)
+                    + guard.find_repeats(text, run.previous_replies))
         return findings + (extra(text) if extra else [])
     return check
 
@@ -313,12 +314,16 @@ def _guarded(run: _Run, text: str, *, messages: list[dict], system: str, toolbox
             text, cut = guard.cap_length(text)
             if cut:
                 run.guard_event("too_long", f"over {guard.MAX_REPLY_CHARS} chars", "cut at sentence boundary")
+            text, repeated = guard.drop_repeats(text, run.previous_replies)
+            if repeated and text:
+                run.guard_event("repeat", repeated[0][:80], "dropped sentence repeated from a recent reply")
             findings = (guard.find_leaks(text, system) + guard.find_false_claims(text, toolbox.done)
                         + guard.find_drift(text, goal_category)
                         + guard.find_voice(text, learner_text or run.message.content, run.previous_replies,
                                            messages))
             if not text.strip():
-                findings.append(guard.Finding("empty", "empty reply"))
+                findings.append(guard.Finding("repeat", repeated[0][:80]) if repeated
+                                else guard.Finding("empty", "empty reply"))
             if not findings:
                 return text
             detail = "; ".join(f"{f.kind}:{f.detail}" for f in findings)

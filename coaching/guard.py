@@ -136,3 +136,17 @@ def find_voice(text: str, learner_text: str = "", previous_replies: Iterable[str
     if hit := reply_checks.loop(text, previous_replies):
         findings.append(Finding("loop", hit))
     return findings
+
+
+def find_repeats(text: str, previous_replies: Iterable[str]) -> list[Finding]:
+    """A sentence repeating one of the coach's last two replies (the stream stops before it)."""
+    return [Finding("repeat", s[:80]) for s in reply_checks.repeated_sentences(text, previous_replies)[:1]]
+
+
+def drop_repeats(text: str, previous_replies: Iterable[str]) -> tuple[str, list[str]]:
+    """The reply without the sentences that repeat the coach's last two replies."""
+    repeated = reply_checks.repeated_sentences(text, previous_replies)
+    if not repeated:
+        return text, []
+    kept = [s for s in reply_checks.split_sentences(text) if s not in repeated]
+    return " ".join(kept).strip(), repeated

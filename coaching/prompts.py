@@ -4,7 +4,7 @@ runs can tell prompt versions apart."""
 
 from __future__ import annotations
 
-PROMPT_VERSION = "2026-12-01.2"
+PROMPT_VERSION = "2026-12-01.3"
 
 # Issue 14: the 0.5B model copies the prompt's own wording. A prompt that says "the learner" gets
 # replies about "the learner"; a prompt with an "ACTIONS line" gets "ACTIONS done this turn" back.
@@ -95,6 +95,7 @@ _REGENERATE_HINTS = {
     "drift": "Stay on my own goal.",
     "example_copy": "Mention only what I told you; nothing from any example.",
     "coach_as_learner": "You are my coach: do not speak as if you were me.",
+    "repeat": "Do not ask or say again what you said in your last replies.",
 }
 
 

@@ -269,7 +269,15 @@ _FUNCTION_WORDS = frozenset({
     "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "hour", "hours", "week", "weeks", "day",
     "days", "time",
 })
-_FUNCTION_STEMS = frozenset(w.replace("'", "") for w in _FUNCTION_WORDS) | {"thats", "whats", "lets", "dont"}
+# A coach's own vocabulary: the chat exemplar's "practice" or "skipped" in a reply is ordinary
+# coaching, not a copied fact (unlike "kids", "yesterday", "tired").
+_COACHING_WORDS = frozenset({
+    "practice", "practise", "practicing", "practising", "session", "goal", "plan", "learn", "learning", "study",
+    "progress", "next", "today", "tomorrow", "skip", "skipped", "missed", "miss", "rest", "break", "start", "step",
+    "try", "keep", "going", "good", "great", "nice", "happens", "easier", "feel", "make", "would", "help",
+})
+_FUNCTION_STEMS = (frozenset(w.replace("'", "") for w in _FUNCTION_WORDS | _COACHING_WORDS)
+                   | {"thats", "whats", "lets", "dont"})
 EXAMPLE_RUN_WORDS = 6
 
 
@@ -308,3 +316,32 @@ _COACH_AS_LEARNER = re.compile(
 
 def coach_as_learner(text: str) -> str | None:
     return _first_match(_COACH_AS_LEARNER, text)
+
+
+# --- a sentence repeated from the coach's last replies ----------------------------------------
+# The loop check needs the same whole reply three times; the 0.5B model instead repeats one
+# question turn after turn inside otherwise new replies ("What would make learning this a real
+# challenge?" → "What would make moving these sessions a real challenge?"). Near-verbatim: the
+# same first 5 words, the same first and last 3 words, or ≥ 75 % of the words shared.
+REPEAT_LOOKBACK = 2
+
+
+def split_sentences(text: str) -> list[str]:
+    return [s.strip() for s in re.split(r"(?<=[.!?…])\s+|\n+", text) if s.strip()]
+
+
+def _near_same(a: list[str], b: list[str]) -> bool:
+    if len(a) >= 5 and a[:5] == b[:5]:
+        return True
+    if min(len(a), len(b)) >= 6 and a[:3] == b[:3] and a[-3:] == b[-3:]:
+        return True
+    if min(len(a), len(b)) >= 4:
+        sa, sb = set(a), set(b)
+        return len(sa & sb) / len(sa | sb) >= 0.75
+    return False
+
+
+def repeated_sentences(reply: str, previous_replies: Iterable[str]) -> list[str]:
+    """Sentences of `reply` that near-repeat a sentence of the coach's last two replies."""
+    earlier = [words(s) for p in list(previous_replies)[:REPEAT_LOOKBACK] for s in split_sentences(p)]
+    return [s for s in split_sentences(reply) if any(_near_same(words(s), e) for e in earlier)]

@@ -190,3 +190,19 @@ def test_acknowledgement_copying_the_prompt_example_is_regenerated_then_dropped(
     assert "Best time: evening." in reply
     events = Turn.objects.order_by("-id").first().guard_events
     assert [e["action"] for e in events if e["kind"] == "coach_as_learner"] == ["regenerate", "fallback"]
+
+
+def test_a_question_repeated_from_the_last_replies_is_dropped_and_a_reply_of_only_repeats_regenerated(
+        chat, api, fake_model):
+    """Control flow only (FAKE model), the trial's repeated question: the guard drops a sentence
+    near-repeating one of the coach's last two replies; nothing left → regenerate once."""
+    client, http = api
+    say = _conversation_for(http, onboarded_learner(client))
+    fake_model.push("Good plan. What would make learning this a real challenge?")
+    assert say("I'd like to swim longer distances") == "Good plan. What would make learning this a real challenge?"
+    fake_model.push("Moving them is fine. What would make moving these sessions a real challenge?")
+    assert say("how long should my warm-up be?") == "Moving them is fine."
+    fake_model.push("What would make moving these sessions a real challenge?", "Try one short swim on Saturday.")
+    assert say("ok, what next?") == "Try one short swim on Saturday."
+    events = Turn.objects.order_by("-id").first().guard_events
+    assert [e["action"] for e in events if e["kind"] == "repeat"] == ["regenerate"]

@@ -103,3 +103,17 @@ def test_coach_speaking_as_the_learner_is_found(reply):
                                    "My suggestion: start with ten minutes."])
 def test_coach_own_first_person_is_fine(reply):
     assert not guard.find_voice(reply)
+
+
+def test_sentence_repeated_from_the_last_two_replies_is_dropped():
+    previous = ["Nice. What would make learning this a real challenge?", "Sure thing."]
+    text, dropped = guard.drop_repeats("Moving is fine. What would make moving these sessions a real challenge?",
+                                       previous)
+    assert text == "Moving is fine." and dropped
+    same_start = guard.drop_repeats("What would make learning this easier for you?", previous)
+    assert same_start == ("", ["What would make learning this easier for you?"])
+    # A different question, or a repeat of a reply older than the last two, stays.
+    assert guard.drop_repeats("Nice. What would help you most this week?", previous)[1] == []
+    older = ["a.", "b.", "What would make learning this a real challenge?"]
+    assert guard.drop_repeats("What would make learning this a real challenge?", older)[1] == []
+    assert guard.find_repeats("Moving is fine. What would make moving these sessions a real challenge?", previous)
