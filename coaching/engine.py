@@ -30,7 +30,7 @@ from django.db import transaction
 from bloom.llm import LLMInvalidOutput, call_context, chat, new_trace_id
 from bloom.llm.types import LLMError
 from bloom.outbox.services import outbox_enqueue
-from coaching import guard, onboarding, prompts
+from coaching import guard, onboarding, prompts, reply_checks
 from coaching.dialogue import (
     coach_replies,
     onboarding_rejections_in_row,
@@ -164,7 +164,9 @@ class StreamGate:
 
     def _release(self, prefix: str, upto: int) -> bool:
         candidate, _ = guard.flatten_format(prefix)
-        candidate = candidate.strip()
+        # A sentence ending in ":" (or a bare "1.") is held back until what follows it passes:
+        # a stream stopped right after it would otherwise end on a dangling list opener.
+        candidate = reply_checks.trim_dangling(candidate.strip())
         sentences = [p for p in re.split(r"(?<=[.!?])\s+|\n+", candidate) if p.strip()]
         if self.max_sentences is not None and len(sentences) > self.max_sentences:
             self.held = True
@@ -317,12 +319,18 @@ def _guarded(run: _Run, text: str, *, messages: list[dict], system: str, toolbox
             text, repeated = guard.drop_repeats(text, run.previous_replies)
             if repeated and text:
                 run.guard_event("repeat", repeated[0][:80], "dropped sentence repeated from a recent reply")
+            # A cut (length cap, max tokens) can leave "…some tips:\n1." at the end: trim the opener.
+            dangling = reply_checks.dangling_end(text)
+            text = reply_checks.trim_dangling(text) if dangling else text
+            if dangling and text:
+                run.guard_event("dangling", dangling, "trimmed list opener")
             findings = (guard.find_leaks(text, system) + guard.find_false_claims(text, toolbox.done)
                         + guard.find_drift(text, goal_category)
                         + guard.find_voice(text, learner_text or run.message.content, run.previous_replies,
                                            messages))
             if not text.strip():
                 findings.append(guard.Finding("repeat", repeated[0][:80]) if repeated
+                                else guard.Finding("dangling", dangling) if dangling
                                 else guard.Finding("empty", "empty reply"))
             if not findings:
                 return text

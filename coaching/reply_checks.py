@@ -345,3 +345,33 @@ def repeated_sentences(reply: str, previous_replies: Iterable[str]) -> list[str]
     """Sentences of `reply` that near-repeat a sentence of the coach's last two replies."""
     earlier = [words(s) for p in list(previous_replies)[:REPEAT_LOOKBACK] for s in split_sentences(p)]
     return [s for s in split_sentences(reply) if any(_near_same(words(s), e) for e in earlier)]
+
+
+# --- a reply ending on a list opener ------------------------------------------------------------
+# "…here are some tips to help you stay motivated:\n1." — the reply was cut (a later sentence
+# failed, or max tokens) right after it promised a list. A reply never ends on ":" or a bare
+# list marker ("1.", "-", "•"), on its own line or straight after a colon or a sentence ("… well. 2.").
+_LIST_MARKER = r"(?:\d{1,2}[.)]|[-*•–])"
+_DANGLING = re.compile(rf"(?::\s*{_LIST_MARKER}?|(?:^|\n|(?<=[.!?])\s)\s*{_LIST_MARKER})\s*$")
+
+
+def dangling_end(text: str) -> str | None:
+    match = _DANGLING.search(text.rstrip())
+    return f"ends on a list opener {match.group(0).strip()!r}" if match else None
+
+
+def trim_dangling(text: str) -> str:
+    """`text` without a trailing bare list marker and without a trailing sentence that ends in ":"
+    (a list opener whose list never came). May return ""."""
+    out = text.rstrip()
+    for _ in range(5):
+        marker = re.search(rf"(?:^|\n|(?<=[:.!?]))\s*{_LIST_MARKER}\s*$", out)
+        if marker:
+            out = out[:marker.start()].rstrip()
+            continue
+        if out.endswith(":"):
+            boundary = max((m.end() for m in re.finditer(r"[.!?…](?=\s)|\n", out)), default=0)
+            out = out[:boundary].rstrip()
+            continue
+        break
+    return out

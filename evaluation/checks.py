@@ -301,6 +301,11 @@ def check_coach_as_learner(text: str, ctx: CheckContext) -> CheckResult:
     return _shared(reply_checks.coach_as_learner(strip_templates(text, ctx)))
 
 
+def check_dangling_end(text: str, ctx: CheckContext) -> CheckResult:
+    """The reply ends on a list opener: "…tips to help you stay motivated:\n1."."""
+    return _shared(reply_checks.dangling_end(text))
+
+
 def check_goal_is_greeting(text: str, ctx: CheckContext) -> CheckResult:
     """The turn stored a greeting or filler as the learner's goal."""
     return _shared(reply_checks.goal_is_greeting(str(dict(ctx.profile_updates).get("primary_goal") or "")))
@@ -319,7 +324,8 @@ def check_profile_unsupported(text: str, ctx: CheckContext) -> CheckResult:
 # --- all checks -----------------------------------------------------------------------------
 CHECK_NAMES = ("scaffold_leak", "over_length", "repetition", "format_density", "emoji", "premature_advice",
                "unperformed_action", "goal_drift", "third_person", "parrot", "refusal", "loop", "goal_is_greeting",
-               "profile_unsupported", "example_copy", "coach_as_learner")
+               "profile_unsupported", "example_copy", "coach_as_learner",
+               "dangling_end")
 # Human labels for reports; the names above are the stored keys.
 CHECK_LABELS = {
     "scaffold_leak": "Scaffold leak",
@@ -338,6 +344,7 @@ CHECK_LABELS = {
     "profile_unsupported": "Profile value the learner never gave",
     "example_copy": "Copies the prompt's example",
     "coach_as_learner": "Speaks as the learner (\u201cmy life\u201d)",
+    "dangling_end": "Ends on a list opener (\u201c:\u201d, \u201c1.\u201d)",
 }
 
 
@@ -364,6 +371,7 @@ class CheckSuite:
             "profile_unsupported": check_profile_unsupported(text, ctx),
             "example_copy": check_example_copy(text, ctx),
             "coach_as_learner": check_coach_as_learner(text, ctx),
+            "dangling_end": check_dangling_end(text, ctx),
         }
         return {name: result.as_dict() for name, result in results.items()}
 

@@ -226,3 +226,59 @@ def test_sse_reply_cut_at_the_first_failing_sentence_is_never_half_shown(fake_mo
     turn = Turn.objects.get()
     assert any(e["kind"] == "third_person" and e["action"].startswith("stream stopped") for e in turn.guard_events)
     assert "first_shown_ms" in turn.timings
+
+
+@pytest.mark.django_db(transaction=True)
+def test_sse_list_opener_is_held_back_until_what_follows_passes(fake_model):
+    """The trial's stream ended "…tips to help you stay motivated:\\n1." after a later sentence failed.
+    A sentence ending in ":" and a bare "1." are held back; the failing item stops the stream."""
+    client, http = make_client()
+    learner = onboarded_learner(client)
+    conv = http.post(f"/api/v1/learners/{learner.research_id}/conversations").json()["id"]
+    text = "Good question. Here are some tips to help you stay motivated:\n1. The learner should rest."
+    tokens = ["Good ", "question. ", "Here ", "are ", "some ", "tips ", "to ", "help ", "you ", "stay ", "motivated:",
+              "\n", "1.", " The ", "learner ", "should ", "rest."]
+    fake_model.push(Scripted(text=text, tokens=tokens))
+    tokens, final = _sse(http, conv, "how do I stay motivated?")
+    assert "".join(tokens) == "Good question." and final["content"] == "Good question."
+    assert final["replaced"] is False
+
+
+@pytest.mark.django_db(transaction=True)
+def test_sse_list_opener_with_a_good_list_is_shown_whole(fake_model):
+    client, http = make_client()
+    learner = onboarded_learner(client)
+    conv = http.post(f"/api/v1/learners/{learner.research_id}/conversations").json()["id"]
+    fake_model.push(Scripted(text="Try this:\n1. Swim two lengths.", tokens=["Try ", "this:", "\n", "1.", " Swim ",
+                                                                           "two ", "lengths."]))
+    tokens, final = _sse(http, conv, "how do I stay motivated?")
+    assert "".join(tokens) == final["content"] == "Try this:\nSwim two lengths."
+
+
+@pytest.mark.django_db(transaction=True)
+def test_sse_reply_of_only_a_list_opener_gets_the_templated_fallback(fake_model):
+    client, http = make_client()
+    learner = onboarded_learner(client, goal="learn to swim")
+    conv = http.post(f"/api/v1/learners/{learner.research_id}/conversations").json()["id"]
+    fake_model.push(Scripted(text="Here are some tips to help you stay motivated:\n1.",
+                             tokens=["Here ", "are ", "some ", "tips ", "to ", "help ", "you ", "stay ", "motivated:",
+                                     "\n", "1."]),
+                    "Some tips:\n-")
+    tokens, final = _sse(http, conv, "how do I stay motivated?")
+    assert "“learn to swim”" in final["content"] and not final["content"].rstrip().endswith((":", "1.", "-"))
+    assert "".join(tokens).strip() == final["content"]
+    assert [e["action"] for e in Turn.objects.get().guard_events if e["kind"] == "dangling"] == ["regenerate",
+                                                                                                "fallback"]
+
+
+def test_non_streamed_reply_cut_by_the_length_cap_never_ends_on_a_list_marker(fake_model):
+    learner = onboarded_learner(make_client()[0])
+    intro = "Staying motivated can be hard, and it is normal to have ups and downs along the way. " * 6
+    # The cap's last sentence boundary before 600 characters is the inline marker "2.".
+    text = intro + "Here are some tips: 1. Sleep well. 2. " + "keep a steady routine through the week " * 6
+    assert len(intro) < 560 < 600 < len(text)
+    fake_model.push(text)
+    content = turn_run(message=_message(learner, "how do I stay motivated?")).reply.content
+    assert content.startswith("Staying motivated") and content.endswith("Sleep well.")
+    assert any(e["kind"] == "dangling" and e["action"] == "trimmed list opener"
+               for e in Turn.objects.get().guard_events)

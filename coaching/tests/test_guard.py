@@ -117,3 +117,15 @@ def test_sentence_repeated_from_the_last_two_replies_is_dropped():
     older = ["a.", "b.", "What would make learning this a real challenge?"]
     assert guard.drop_repeats("What would make learning this a real challenge?", older)[1] == []
     assert guard.find_repeats("Moving is fine. What would make moving these sessions a real challenge?", previous)
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Staying motivated can be challenging, but here are some tips to help you stay motivated:\n1.", ""),
+    ("Good work. Here are two ideas:\n-", "Good work."), ("Nice! Try this: 1.", "Nice!"),
+    ("Good.\n1. Sleep well.\n2.", "Good.\n1. Sleep well."), ("I swam 5.", "I swam 5."),
+])
+def test_trim_dangling_removes_list_openers_whose_list_never_came(text, expected):
+    from coaching import reply_checks
+
+    assert reply_checks.trim_dangling(text) == expected
+    assert reply_checks.dangling_end(expected) is None

@@ -142,7 +142,8 @@ def test_run_checks_returns_every_check_as_plain_dicts():
     out = run_checks(CLEAN, CheckContext(goal_category="sport"))
     assert set(out) == {"scaffold_leak", "over_length", "repetition", "format_density", "emoji",
                         "premature_advice", "unperformed_action", "goal_drift", "third_person", "parrot", "refusal",
-                        "loop", "goal_is_greeting", "profile_unsupported", "example_copy", "coach_as_learner"}
+                        "loop", "goal_is_greeting", "profile_unsupported", "example_copy", "coach_as_learner",
+                        "dangling_end"}
     assert all(set(v) == {"flag", "value", "detail"} for v in out.values())
     assert not any(v["flag"] for v in out.values())
 
@@ -273,3 +274,14 @@ def test_coach_as_learner_flags_the_coach_speaking_about_my_life():
 
     assert check_coach_as_learner("Evening time is a crucial part of my life.", CheckContext()).flag
     assert not check_coach_as_learner("In my experience, evenings work well for you.", CheckContext()).flag
+
+
+@pytest.mark.parametrize("text,flag", [
+    ("Staying motivated can be challenging, but here are some tips to help you stay motivated:\n1.", True),
+    ("Here is what to try:", True), ("Good. Try these: -", True), ("Sleep well. 2.", True),
+    ("I swam 5.", False), ("Two ideas: rest and water.", False), (CLEAN, False),
+])
+def test_dangling_end_flags_a_reply_ending_on_a_list_opener(text, flag):
+    from evaluation.checks import check_dangling_end
+
+    assert check_dangling_end(text, CheckContext()).flag is flag
