@@ -115,3 +115,25 @@ def test_streaming_first_token_before_completion_and_stored_once():
     assert calls.exists() and calls.first().time_to_first_token_ms is not None
 
 
+
+
+@pytest.mark.django_db
+def test_the_leads_trial_onboarding_stores_the_stated_goal_and_no_ack_copies_the_example():
+    """The lead's trial with the real model: uncertainty was stored as the goal, the guitar goal
+    said at the category step was lost, and acknowledgements copied the prompt's example ("…around
+    the kids…") or spoke as the learner ("…part of my life")."""
+    from coaching import reply_checks
+
+    _, http = make_client()
+    rid = http.post("/api/v1/learners", {}, format="json").json()["id"]
+    conv = http.post(f"/api/v1/learners/{rid}/conversations").json()["id"]
+    said, replies = ["hi", "hello there", "not sure really", "I want to get better at playing guitar", "3",
+                     "evenings", "6"], []
+    for text in said:
+        replies.append(_post(http, conv, text))
+    profile = http.get(f"/api/v1/learners/{rid}/profile").json()
+    assert profile["onboarded"] and profile["primary_goal"] == "get better at playing guitar"
+    assert profile["goal_category"] == "music"
+    for reply in replies:
+        assert "kids" not in reply.lower() and reply_checks.coach_as_learner(reply) is None, reply
+        assert reply_checks.dangling_end(reply) is None, reply
