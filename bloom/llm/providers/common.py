@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
-from bloom.llm.types import LLMInvalidOutput, ToolCall, ToolSpec
+from bloom.llm.providers.base import ChatRequest, Done, Token
+from bloom.llm.types import ChatResult, LLMError, LLMInvalidOutput, ToolCall, ToolSpec
 
 ROLES = ("system", "user", "assistant", "tool")
 
@@ -130,3 +132,38 @@ def flatten_tool_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]
         else:
             flat.append({"role": role, "content": content})
     return flat
+
+
+# --- shared by the providers that constrain output with a JSON schema (llama.cpp, OpenAI-compatible)
+def grammar_request(request: ChatRequest) -> tuple[list[dict[str, Any]], dict | None]:
+    """The messages to send and the schema to constrain the output with. Tools become a schema
+    choice between tool calls and an answer, so every server that constrains JSON can call tools;
+    code parses and validates the choice."""
+    messages = flatten_tool_messages(request.messages)
+    schema = request.schema
+    if request.tools:
+        messages = [{"role": "system", "content": tool_system_prompt(request.tools)}, *messages]
+        schema = tool_choice_schema(request.tools)
+    return messages, schema
+
+
+def structured_events(result: ChatResult, text: str, request: ChatRequest) -> Iterator[Token | Done]:
+    """The last events of a generation: tool calls or schema output parsed into `result` (a tool
+    call's plain answer is emitted as one token: JSON fragments are useless to a reader)."""
+    if request.tools:
+        result.text, result.tool_calls = parse_tool_output(text, request.tools)
+        if result.tool_calls:
+            result.finish_reason = "tool_calls"
+        if result.text:
+            yield Token(result.text)
+    elif request.schema is not None:
+        result.parsed = parse_json_output(text, request.schema)
+    yield Done(result)
+
+
+def result_of(events: Iterator[Token | Done], who: str) -> ChatResult:
+    """The non-streaming call: drain the stream, return its result."""
+    for event in events:
+        if isinstance(event, Done):
+            return event.result
+    raise LLMError(f"{who} stream ended without a result")  # pragma: no cover

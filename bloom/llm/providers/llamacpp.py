@@ -17,13 +17,7 @@ from typing import Any
 
 from bloom.llm import assets
 from bloom.llm.providers.base import ChatRequest, Done, Token
-from bloom.llm.providers.common import (
-    flatten_tool_messages,
-    parse_json_output,
-    parse_tool_output,
-    tool_choice_schema,
-    tool_system_prompt,
-)
+from bloom.llm.providers.common import grammar_request, result_of, structured_events
 from bloom.llm.settings import llm_setting
 from bloom.llm.types import ChatResult, LLMError, LLMOverloaded, LLMTimeout, LLMUnavailable, Usage
 
@@ -116,18 +110,9 @@ def _sampling(options: dict[str, Any]) -> dict[str, Any]:
 class LlamaCppChat:
     name = "llamacpp"
 
-    def _prepare(self, request: ChatRequest) -> tuple[list[dict[str, Any]], dict | None]:
-        messages = flatten_tool_messages(request.messages)
-        schema = request.schema
-        if request.tools:
-            # Tool calls through a schema: the grammar forces {"tool_calls": [...]} or {"answer": ...}.
-            messages = [{"role": "system", "content": tool_system_prompt(request.tools)}, *messages]
-            schema = tool_choice_schema(request.tools)
-        return messages, schema
-
     def stream(self, request: ChatRequest) -> Iterator[Token | Done]:
         llm, lock = load_model(request.model)
-        messages, schema = self._prepare(request)
+        messages, schema = grammar_request(request)
         kwargs = _sampling(request.options)
         if schema is not None:
             kwargs["response_format"] = {"type": "json_object", "schema": schema}
@@ -184,21 +169,10 @@ class LlamaCppChat:
                             finish_reason=finish, provider=self.name, request_model=request.model,
                             response_model=Path(model_path(request.model)).stem,
                             time_to_first_token_s=first_piece_s, queued_s=queued_s)
-        if request.tools:
-            result.text, result.tool_calls = parse_tool_output(text, request.tools)
-            if result.tool_calls:
-                result.finish_reason = "tool_calls"
-            if not yield_tokens and result.text:
-                yield Token(result.text)
-        elif request.schema is not None:
-            result.parsed = parse_json_output(text, request.schema)
-        yield Done(result)
+        yield from structured_events(result, text, request)
 
     def chat(self, request: ChatRequest) -> ChatResult:
-        for event in self.stream(request):
-            if isinstance(event, Done):
-                return event.result
-        raise LLMError("llama.cpp stream ended without a result")  # pragma: no cover
+        return result_of(self.stream(request), "llama.cpp")
 
     def health(self, model: str) -> tuple[bool, str]:
         path = model_path(model)
