@@ -46,7 +46,10 @@ def explain(returncode: int, output: str, *, model: Path, timeout: float, timed_
                                  f"({data['tokens_per_s']:.1f} tok/s)", float(data["tokens_per_s"]))
     if returncode < 0:
         sig = -returncode
-        name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else f"signal {sig}"
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:  # a number no signal has
+            name = f"signal {sig}"
         if sig == signal.SIGSEGV:
             cause = "llama.cpp crashed (SIGSEGV) on its first generation: the installed build uses CPU " \
                     "code paths this machine mishandles (natively built wheels enable AMX, which crashes)"
