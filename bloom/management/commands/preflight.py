@@ -12,6 +12,20 @@ from urllib.parse import urlparse
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+
+def _listening(url: str) -> bool:
+    """Is anything accepting connections at the URL's host and port (a server not started yet vs one
+    that answers badly)?"""
+    import socket
+
+    parsed = urlparse(url)
+    try:
+        with socket.create_connection((parsed.hostname, parsed.port or 80), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
 # Which environment variable an operator changes to fix each part.
 PART_VARIABLES = {
     "database": "DATABASE_URL",
@@ -48,7 +62,7 @@ class Command(BaseCommand):
         smoke = smoke_generation(assets.chat_model_path(spec.model))
         if not smoke.ok:
             return {"ok": False, "reason": smoke.line}
-        if not part["ok"] and spec.provider == "openai" and "unreachable" in part["reason"]:
+        if not part["ok"] and spec.provider == "openai" and not _listening(settings.OPENAI_BASE_URL):
             return {"ok": True, "reason": f"{smoke.line}; the model server at {settings.OPENAI_BASE_URL} "
                                           f"is not running yet (`make run` starts it)"}
         return {"ok": part["ok"], "reason": f"{part['reason']}; {smoke.line}"}
