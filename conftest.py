@@ -16,7 +16,7 @@ def embedded_model_server(tmp_path_factory):
     (BLOOM_TEST_MODEL_SERVER=external keeps OPENAI_BASE_URL as given)."""
     import os
 
-    from bloom.llm import assets
+    from core.llm import assets
     from bloom.tests.reliability import procs
 
     if os.environ.get("BLOOM_TEST_MODEL_SERVER") == "external" or \

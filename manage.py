@@ -7,7 +7,7 @@ import sys
 
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bloom.settings")
-    # Catch Django's base class, not bloom.config.ConfigError: importing anything under `bloom`
+    # Catch Django's base class, not core.env.ConfigError: importing anything under `bloom`
     # runs bloom/__init__.py, which loads the Celery app and thus the settings, so a bad variable
     # would raise before an `except ConfigError` could even be set up.
     from django.core.exceptions import ImproperlyConfigured

@@ -196,7 +196,7 @@ def run(quick: bool) -> list[dict]:
                     row(f"{kind}_c{n}_503_retry_after", s503, "req", "defined overload outcome")
 
         # reconciliation ----------------------------------------------------------------------------
-        from bloom.outbox.models import OutboxMessage
+        from core.outbox.models import OutboxMessage
         from coaching.models import Message, MessageStatus, Role
         from memory.models import ExtractionRun, Fact
         from telemetry.models import ModelCall

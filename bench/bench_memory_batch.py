@@ -29,7 +29,7 @@ def run(quick: bool) -> list[dict]:
     from django.apps import apps
     from rest_framework.test import APIClient
 
-    from bloom.llm import embed
+    from core.llm import embed
     from coaching.services import api_token_create
     from memory.selectors import search_memory
 

@@ -94,7 +94,7 @@ def evaluate(*, quick: bool = False) -> dict:
     from django.apps import apps
     from django.test import override_settings
 
-    from bloom.llm import embed
+    from core.llm import embed
     from memory import rules
     from memory.ingest import ingest_facts
     from memory.models import Fact

@@ -16,7 +16,7 @@ worker *process* doing extraction, entities and summaries with its own llama.cpp
 - blocks run ON(1-10) OFF(1-10) ON(11-20) OFF(11-20); after an ON block its extraction backlog is
   finished before the OFF block starts (not timed), so nothing extracts while OFF is measured;
 - between turns the "learner" thinks for BENCH_REPLAY_THINK_S seconds (default 6), the same in both
-  arms; the worker uses that time, and yields to a turn that starts (bloom.llm.priority);
+  arms; the worker uses that time, and yields to a turn that starts (core.llm.priority);
 - reply latency is the wall time from receiving the message to the stored reply.
 
 Then the queue is drained and the ON learner's facts and summaries counted, and the same 20 turns'
@@ -54,7 +54,7 @@ def part_a(rows: list[dict], n: int = 150) -> None:
     from django.db import transaction
 
     from bloom.celery import app
-    from bloom.outbox.services import outbox_enqueue
+    from core.outbox.services import outbox_enqueue
 
     Message = apps.get_model("coaching", "Message")
     client, _, conv = _setup("a")
@@ -82,7 +82,7 @@ def part_a(rows: list[dict], n: int = 150) -> None:
              "note": "added to a reply that takes seconds to generate"},
         ]
     finally:
-        from bloom.outbox.models import OutboxMessage
+        from core.outbox.models import OutboxMessage
 
         OutboxMessage.objects.filter(task_name="memory.bench_noop").delete()
         app.control.purge()
@@ -109,7 +109,7 @@ SEED_SUMMARY = ("An adult learner studying after work: evenings and Saturday mor
 
 
 def _replay_learner(client, tag: str):
-    from bloom.llm import embed
+    from core.llm import embed
     from coaching import services as coaching_services
     from memory import rules, services
     from memory.selectors import summaries_for
@@ -269,7 +269,7 @@ def part_b(rows: list[dict]) -> None:
         # Replay the same 20 turns' extraction (same text, new messages) — no duplicate facts.
         from django.db import transaction
 
-        from bloom.outbox.services import outbox_enqueue
+        from core.outbox.services import outbox_enqueue
 
         replay_ids = []
         for i, text in enumerate(turns):

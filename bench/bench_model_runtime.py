@@ -50,7 +50,7 @@ def _raw(llm, prompt: str) -> tuple[float, float, int]:
 
 
 def _bloom(model: str, prompt: str) -> tuple[float, float, int]:
-    from bloom import llm
+    from core import llm
 
     started, first, n = time.perf_counter(), None, 0
     stream = llm.chat([{"role": "user", "content": prompt}], stream=True, model=f"openai:{model}",
@@ -68,7 +68,7 @@ def run(quick: bool) -> list[dict]:
     from django.test import override_settings
     from llama_cpp import Llama
 
-    from bloom.llm import assets
+    from core.llm import assets
     from bloom.tests.reliability import procs
 
     call_command("migrate", verbosity=0, interactive=False)  # telemetry rows of the Bloom arm
@@ -99,7 +99,7 @@ def run(quick: bool) -> list[dict]:
             # same long prompt ended naturally at 5 tokens (max_tokens), then the same request. The
             # model's cache holds the same tokens in both arms, so the difference is what the
             # cancelled generation went on costing after the client left.
-            from bloom import llm
+            from core import llm
 
             story = [{"role": "user", "content": "Write a very long story about a dragon."}]
             waits, fresh = [], []

@@ -16,8 +16,8 @@ import uuid
 
 
 def _records(n: int, trace: str):
-    from bloom.llm.context import CallContext
-    from bloom.llm.observers import CallRecord
+    from core.llm.context import CallContext
+    from core.llm.observers import CallRecord
 
     now = time.time()
     ctx = CallContext(trace_id=trace, learner_id=1, agent="bench", service="bench")
@@ -32,10 +32,10 @@ def run(quick: bool) -> list[dict]:
     from django.db import connection
     from django.test import override_settings
 
-    from bloom import llm
-    from bloom.config import ModelSpec
-    from bloom.llm.providers import fake_chat
-    from bloom.llm.providers.fake import Scripted
+    from core import llm
+    from core.env import ModelSpec
+    from core.llm.providers import fake_chat
+    from core.llm.providers.fake import Scripted
     from telemetry.models import ModelCall
     from telemetry.recorder import recorder
     from telemetry.services import telemetry_record_call, telemetry_record_calls

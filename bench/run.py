@@ -64,7 +64,7 @@ def embedded_model_server():
     runtime as production."""
     from django.conf import settings
 
-    from bloom.config import DEFAULT_MODEL_SERVER_URL
+    from core.env import DEFAULT_MODEL_SERVER_URL
     from bloom.tests.reliability import procs
 
     if settings.BLOOM_LLM.provider != "openai" or settings.OPENAI_BASE_URL != DEFAULT_MODEL_SERVER_URL:

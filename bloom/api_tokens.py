@@ -20,7 +20,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from bloom.api_errors import error_response
+from core.errors import error_response
 from coaching.models import ApiClient, ApiToken
 from coaching.services import api_token_create
 

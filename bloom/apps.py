@@ -7,7 +7,6 @@ class BloomConfig(AppConfig):
     verbose_name = "Bloom"
 
     def ready(self) -> None:
-        import bloom.schema  # noqa: F401  (registers the OpenAPI auth extension)
         from bloom.retention import register_periodic_task
 
         # post_migrate is only sent for apps with models; `bloom` has none, so the hook hangs off

@@ -3,7 +3,7 @@ import sys
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bloom.settings")
 
-# Django's base class: importing bloom.config would run bloom/__init__.py, which loads the settings
+# Django's base class: importing core.env would run bloom/__init__.py, which loads the settings
 # (through the Celery app) before the try below could catch a bad variable.
 from django.core.exceptions import ImproperlyConfigured as ConfigError
 

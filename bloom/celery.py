@@ -1,6 +1,6 @@
 """Celery application. Queues: `llm` (model-bound coaching work), `memory` (extraction,
 summaries, entities), `eval` (evaluation runs). Tasks take ids, re-fetch and return if the row is
-gone; enqueueing happens after commit (through the outbox, see bloom.outbox)."""
+gone; enqueueing happens after commit (through the outbox, see core.outbox)."""
 
 from __future__ import annotations
 

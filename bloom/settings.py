@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from bloom.config import (
+from core.env import (
     DEFAULT_EMBEDDINGS,
     DEFAULT_ENTITY_MODEL,
     DEFAULT_LLM,
@@ -61,8 +61,9 @@ INSTALLED_APPS = [
     "django_htmx",
     "corsheaders",
     "django_celery_beat",
+    "core",
+    "core.outbox",
     "bloom",
-    "bloom.outbox",
     "telemetry",
     "memory",
     "coaching",
@@ -76,7 +77,7 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "corsheaders.middleware.CorsMiddleware",
     # The API error shape for responses DRF never sees (404/405/413/500, CSRF); inside CORS.
-    "bloom.api_errors.ApiErrorShapeMiddleware",
+    "core.errors.ApiErrorShapeMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -145,14 +146,14 @@ if not DEBUG:
 X_FRAME_OPTIONS = "DENY"
 CORS_ALLOWED_ORIGINS = [o.strip() for o in env_str("CORS_ALLOWED_ORIGINS", "").split(",") if o.strip()]
 CORS_URLS_REGEX = r"^/api/.*$"
-# Request bodies over this many bytes are refused (400, one error shape); see bloom.api_errors.
+# Request bodies over this many bytes are refused (400, one error shape); see core.errors.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("BLOOM_MAX_BODY_BYTES", 2_621_440, minimum=1024)
 # Chat messages longer than this are refused with a 400 naming the limit.
 BLOOM_MAX_MESSAGE_CHARS = env_int("BLOOM_MAX_MESSAGE_CHARS", 4000, minimum=1)
 
 # --- REST API -------------------------------------------------------------------------------
 REST_FRAMEWORK = {
-    "DEFAULT_SCHEMA_CLASS": "bloom.schema.BloomAutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "core.schema.BloomAutoSchema",
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "coaching.api.auth.ApiTokenAuthentication",
@@ -161,8 +162,8 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "coaching.api.errors.exception_handler",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,
-    # Per-client throttling (bloom.throttling): keyed by the ApiClient, not the IP address.
-    "DEFAULT_THROTTLE_CLASSES": ["bloom.throttling.ClientRateThrottle"],
+    # Per-client throttling (core.throttling): keyed by the ApiClient, not the IP address.
+    "DEFAULT_THROTTLE_CLASSES": ["core.throttling.ClientRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {"client": env_str("BLOOM_THROTTLE_RATE", "600/min")},
 }
 # Throttle counters live in the cache: set BLOOM_CACHE_URL=redis://… when several web processes
@@ -225,7 +226,7 @@ BLOOM_LLM_BACKOFF_MAX = env_float("BLOOM_LLM_BACKOFF_MAX", 8.0)
 BLOOM_LLM_BREAKER_THRESHOLD = env_int("BLOOM_LLM_BREAKER_THRESHOLD", 5, minimum=1)
 BLOOM_LLM_BREAKER_COOLDOWN = env_float("BLOOM_LLM_BREAKER_COOLDOWN", 30.0)
 # Background model calls (memory extraction, summaries) step aside while a learner waits for a
-# reply (bloom.llm.priority): checked every POLL seconds, for at most MAX_WAIT seconds per call.
+# reply (core.llm.priority): checked every POLL seconds, for at most MAX_WAIT seconds per call.
 # Turn it off for a worker with its own hardware and its own model server.
 BLOOM_LLM_YIELD = env_bool("BLOOM_LLM_YIELD", True)
 BLOOM_LLM_YIELD_POLL = env_float("BLOOM_LLM_YIELD_POLL", 0.1)

@@ -23,7 +23,7 @@ def ping(token: str) -> str:
     (seen by whoever enqueued the ping, in any process) that a worker ran this task."""
     from django.db import transaction
 
-    from bloom.outbox.services import outbox_enqueue
+    from core.outbox.services import outbox_enqueue
 
     with transaction.atomic():
         outbox_enqueue(task_name=PONG_TASK, args=[token], dedup_key=f"{PONG_TASK}:{token}")

@@ -4,8 +4,8 @@ from django.urls import Resolver404, include, path, re_path, resolve
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from bloom import api_tokens
-from bloom.api_errors import error_json
-from bloom.health import healthz
+from core.errors import error_json
+from core.health import healthz
 
 
 def other_spelling(request):

@@ -6,7 +6,7 @@ class CoachingConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from bloom.llm.priority import register_interactive_probe
+        from core.llm.priority import register_interactive_probe
         from coaching.selectors import turns_in_flight
 
         # Background model calls (memory) step aside while a learner waits for a reply.

@@ -27,9 +27,9 @@ from decimal import Decimal
 from django.conf import settings
 from django.db import transaction
 
-from bloom.llm import LLMInvalidOutput, call_context, chat, new_trace_id
-from bloom.llm.types import LLMError
-from bloom.outbox.services import outbox_enqueue
+from core.llm import LLMInvalidOutput, call_context, chat, new_trace_id
+from core.llm.types import LLMError
+from core.outbox.services import outbox_enqueue
 from coaching import guard, onboarding, prompts, reply_checks
 from coaching.dialogue import (
     coach_replies,

@@ -139,7 +139,7 @@ TURN_IN_FLIGHT_WINDOW_S = 180
 
 def turns_in_flight() -> bool:
     """True while some learner is waiting for a reply (a learner message still pending). Background
-    model calls (memory extraction, summaries) yield to it: see bloom.llm.priority. One indexed
+    model calls (memory extraction, summaries) yield to it: see core.llm.priority. One indexed
     query on Message.created_at; asked at most every BLOOM_LLM_YIELD_POLL seconds."""
     since = timezone.now() - timedelta(seconds=TURN_IN_FLIGHT_WINDOW_S)
     return Message.objects.filter(created_at__gte=since, status=MessageStatus.PENDING, role=Role.LEARNER).exists()

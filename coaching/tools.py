@@ -11,7 +11,7 @@ import logging
 from datetime import datetime
 from typing import Any
 
-from bloom.llm import ToolSpec
+from core.llm import ToolSpec
 from coaching.models import Learner, Message, PlannedSession
 from coaching.selectors import profile_get, progress_for, sessions_upcoming
 from coaching.services import ServiceError, checkin_log, profile_line, session_schedule

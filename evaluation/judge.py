@@ -1,5 +1,5 @@
 """The LLM judge: prompts, JSON schemas and output validation. Every judge call goes through
-`bloom.llm.chat(..., operation="judge")`, so each one is a telemetry row.
+`core.llm.chat(..., operation="judge")`, so each one is a telemetry row.
 
 The judge only gives numbers (1–5 per dimension, or a pairwise preference) with a short reason.
 Nothing here decides pass/fail: that is `evaluation.compare`, from thresholds, in code.
@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from bloom.llm import LLMError, LLMInvalidOutput
+from core.llm import LLMError, LLMInvalidOutput
 
 MAX_ATTEMPTS = 2  # the first try and exactly one retry
 SCORE_MIN, SCORE_MAX = 1, 5
@@ -181,7 +181,7 @@ def parse_pairwise(raw: Any, keys: list[str]) -> tuple[dict[str, DimensionScore]
 
 # --- calling the judge ----------------------------------------------------------------------
 def _default_chat() -> ChatFn:
-    from bloom.llm import chat
+    from core.llm import chat
 
     return chat
 

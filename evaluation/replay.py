@@ -18,7 +18,7 @@ from typing import Any
 
 from django.db import transaction
 
-from bloom.llm import call_context, new_trace_id
+from core.llm import call_context, new_trace_id
 
 logger = logging.getLogger(__name__)
 
@@ -90,7 +90,7 @@ def _memory_insert(*, learner_id: int, facts: list[dict[str, Any]]) -> list[str]
     """Insert the snapshot through the memory app's own ingest service (same dedup rules as
     production). Skipped with a note when memory or embeddings are unavailable."""
     try:
-        from bloom.llm import embed
+        from core.llm import embed
         from memory import rules
         from memory.services import facts_ingest
     except ImportError as exc:
@@ -128,7 +128,7 @@ PROMPT_VARIANTS = {
 
 
 class RawOutputCollector:
-    """A bloom.llm observer keeping the text of every chat call per trace id: the model's raw
+    """A core.llm observer keeping the text of every chat call per trace id: the model's raw
     output before the coaching guard flattened, cut or replaced it."""
 
     def __init__(self) -> None:
@@ -157,7 +157,7 @@ def run_turn(*, replay: ReplayLearner, text: str, config: dict[str, Any], turn_i
 
 
 def _coaching_turn(fn, *, replay: ReplayLearner, text: str, config: dict[str, Any], turn_index: int) -> TurnOutcome:
-    from bloom.llm import register_observer, unregister_observer
+    from core.llm import register_observer, unregister_observer
     from coaching import prompts
     from coaching.services import message_receive
 
@@ -196,7 +196,7 @@ DIRECT_PROMPTS = {
 
 
 def _direct_turn(*, replay: ReplayLearner, text: str, config: dict[str, Any]) -> TurnOutcome:
-    from bloom.llm import chat
+    from core.llm import chat
     from coaching.models import LearnerProfile, Message
 
     profile = LearnerProfile.objects.get(learner=replay.learner)

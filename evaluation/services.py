@@ -103,7 +103,7 @@ def run_create(*, eval_set: EvalSet, config: dict[str, Any], rubric: Rubric | No
 
 
 class CallCounter:
-    """A bloom.llm observer counting model calls by operation and trace during a run, so "model
+    """A core.llm observer counting model calls by operation and trace during a run, so "model
     calls per transcript" comes from the model layer itself rather than from our own bookkeeping."""
 
     def __init__(self) -> None:
@@ -173,7 +173,7 @@ def _check_context(*, transcript: Transcript, outcome: Any, learner_text: str,
 @dataclass
 class RunHooks:
     """Injection points for tests and the command: a progress callback and the judge's chat
-    function (the scripted fake in unit tests; None = the real `bloom.llm.chat`)."""
+    function (the scripted fake in unit tests; None = the real `core.llm.chat`)."""
 
     progress: Progress | None = None
     judge_chat: Callable[..., Any] | None = None
@@ -184,7 +184,7 @@ class RunHooks:
 def run_execute(*, run: EvalRun, hooks: RunHooks | None = None) -> EvalRun:
     """Replay every transcript of the run's set, check every reply, judge every reply, summarise.
     Each transcript is its own transaction so a crash keeps what was done."""
-    from bloom.llm import register_observer, unregister_observer
+    from core.llm import register_observer, unregister_observer
 
     hooks = hooks or RunHooks()
     config = run.config
@@ -347,7 +347,7 @@ def _history_before(transcript: Transcript, replies: list[ReplyResult], index: i
 
 
 def _judge_transcript(*, run: EvalRun, transcript: Transcript, replies: list[ReplyResult], hooks: RunHooks) -> int:
-    from bloom.llm import call_context
+    from core.llm import call_context
 
     config = run.config
     dims = run.rubric.dimensions
@@ -469,7 +469,7 @@ def judge_calibrate(*, rubric: Rubric, judge_model: str | None = None, path: Pat
     """Score the hand-scored judge calibration set with the judge and report its agreement with
     the hand scores per rubric dimension (Spearman and exact match). A judge below the thresholds
     in `compare.Thresholds` may not decide a verdict (see `compare.compare_summaries`)."""
-    from bloom.llm import call_context
+    from core.llm import call_context
 
     data = json.loads(Path(path).read_text())
     if data.get("kind") != "judge calibration set":
@@ -541,7 +541,7 @@ def pairwise_execute(*, baseline: EvalRun, candidate: EvalRun, config: dict[str,
                      chat_fn: Callable[..., Any] | None = None, progress: Progress | None = None) -> EvalRun:
     """Judge candidate vs baseline replies to the same learner turn in both orders. The two
     orders are combined in code: agreement counts, disagreement is a tie (position bias)."""
-    from bloom.llm import call_context
+    from core.llm import call_context
 
     config = {**DEFAULT_CONFIG, **(config or {}), "baseline_run": baseline.pk, "candidate_run": candidate.pk}
     run = run_create(eval_set=candidate.eval_set, config=config, rubric=candidate.rubric or baseline.rubric,

@@ -83,7 +83,7 @@ SUMMARY_MAX_TOKENS = 160
 
 
 def entity_labels() -> list[str]:
-    from bloom.llm.assets import ENTITY_LABELS
+    from core.llm.assets import ENTITY_LABELS
 
     labels = _get("BLOOM_ENTITY_LABELS", None)
     if isinstance(labels, str):

@@ -12,7 +12,7 @@ from django.conf import settings
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from bloom.llm import call_context, embed
+from core.llm import call_context, embed
 from memory import rules
 from memory.services import IngestExtra, IngestResult, facts_ingest
 

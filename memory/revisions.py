@@ -14,7 +14,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from bloom.llm import call_context, embed
+from core.llm import call_context, embed
 from memory import rules
 from memory.models import Fact, FactHistory
 

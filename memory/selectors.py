@@ -81,7 +81,7 @@ _query_cache_lock = threading.Lock()
 
 
 def embed_query(query: str) -> list[float]:
-    from bloom.llm import call_context, current_context, embed
+    from core.llm import call_context, current_context, embed
 
     key = (str(settings.BLOOM_EMBEDDINGS), query)
     with _query_cache_lock:

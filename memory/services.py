@@ -20,8 +20,8 @@ from django.db.models import F, Value
 from django.db.models.functions import Greatest
 from django.utils import timezone
 
-from bloom.outbox.models import OutboxMessage
-from bloom.outbox.services import outbox_enqueue, outbox_resend
+from core.outbox.models import OutboxMessage
+from core.outbox.services import outbox_enqueue, outbox_resend
 from memory import conf, rules
 from memory.models import Entity, EntityRun, ExtractionRun, Fact, FactHistory, Mention, Relation, Summary
 

@@ -10,7 +10,7 @@ from celery import shared_task
 from django.apps import apps
 from django.db.models import Count, Q
 
-from bloom.llm import LLMError, LLMInvalidOutput, call_context, chat, embed, entities
+from core.llm import LLMError, LLMInvalidOutput, call_context, chat, embed, entities
 from memory import conf, rules, services
 from memory.extraction import FACTS_SCHEMA, extraction_messages, summary_messages
 from memory.models import EntityRun, ExtractionRun, Fact

@@ -7,7 +7,7 @@ class TelemetryConfig(AppConfig):
 
     def ready(self) -> None:
         # Every model call is recorded from here on; callers cannot forget it.
-        from bloom.llm import register_observer
+        from core.llm import register_observer
         from telemetry.recorder import recorder
 
         register_observer(recorder)

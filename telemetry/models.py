@@ -18,10 +18,10 @@ class ModelCall(models.Model):
         TIMEOUT = "timeout"
         PARSE_ERROR = "parse_error"
         CANCELLED = "cancelled"
-        # A background generation that stepped aside for a learner's turn (bloom.llm.priority).
+        # A background generation that stepped aside for a learner's turn (core.llm.priority).
         PREEMPTED = "preempted"
 
-    call_id = models.CharField(max_length=32, unique=True)  # uuid4 hex from bloom.llm
+    call_id = models.CharField(max_length=32, unique=True)  # uuid4 hex from core.llm
     trace_id = models.CharField(max_length=64, blank=True, db_index=True)
     parent_call_id = models.CharField(max_length=32, blank=True, db_index=True)
 

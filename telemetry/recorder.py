@@ -1,5 +1,5 @@
 """The observer that turns each finished model call into a ModelCall row. It must never break a
-call: failures are logged and swallowed (bloom.llm.observers also guards every observer).
+call: failures are logged and swallowed (core.llm.observers also guards every observer).
 
 Two modes:
 - synchronous (default): one INSERT per call in its own savepoint, visible immediately (tests,
@@ -17,8 +17,8 @@ import os
 import queue
 import threading
 
-from bloom.llm.observers import CallRecord
-from bloom.llm.settings import llm_setting
+from core.llm.observers import CallRecord
+from core.llm.settings import llm_setting
 
 logger = logging.getLogger(__name__)
 

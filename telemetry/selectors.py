@@ -114,7 +114,7 @@ def call_aggregates(*, window: timedelta, now: datetime | None = None) -> list[d
     (ms), tokens in and out."""
     since = (now or timezone.now()) - window
     qs = ModelCall.objects.filter(created_at__gte=since)
-    # A preempted background generation stepped aside on purpose (bloom.llm.priority): counted on its
+    # A preempted background generation stepped aside on purpose (core.llm.priority): counted on its
     # own, not as an error.
     not_errors = (ModelCall.Status.OK, ModelCall.Status.PREEMPTED)
     base = {"count": Count("id"), "errors": Count("id", filter=~Q(status__in=not_errors)),

@@ -10,7 +10,7 @@ from typing import Any
 from django.conf import settings
 from django.db import connection, transaction
 
-from bloom.llm.observers import CallRecord
+from core.llm.observers import CallRecord
 from telemetry.models import ModelCall
 
 RESET_CONFIRMATION = "DELETE"

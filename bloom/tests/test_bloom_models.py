@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from bloom.llm import assets
-from bloom.management.commands import _assets
-from bloom.management.commands._assets import AssetError, ensure_gguf, read_stamp, sha256_file, stamp_path
+from core.llm import assets
+from core.management.commands import _assets
+from core.management.commands._assets import AssetError, ensure_gguf, read_stamp, sha256_file, stamp_path
 
 CHUNKS = [os.urandom(300_000), os.urandom(300_000), os.urandom(123_457)]
 FULL = b"".join(CHUNKS)

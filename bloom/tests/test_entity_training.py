@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from bloom.entity_training import build, corpus
-from bloom.entity_training.evaluate import evaluate, format_table, score
-from bloom.llm import assets
+from core.entity_training import build, corpus
+from core.entity_training.evaluate import evaluate, format_table, score
+from core.llm import assets
 
 LABELS = ("skill", "time", "person")
 

@@ -9,8 +9,8 @@ import uuid
 import pytest
 from django.db import transaction
 
-from bloom.outbox.models import OutboxMessage
-from bloom.outbox.services import outbox_enqueue, outbox_relay
+from core.outbox.models import OutboxMessage
+from core.outbox.services import outbox_enqueue, outbox_relay
 from bloom.tasks import PING_TASK, PONG_TASK
 
 

@@ -8,7 +8,7 @@ from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.views import exception_handler as drf_handler
 
-from bloom.api_errors import error_payload, error_response
+from core.errors import error_payload, error_response
 from coaching.services import ServiceError
 
 __all__ = ["error_response", "exception_handler"]

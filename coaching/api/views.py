@@ -14,7 +14,7 @@ from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from bloom.schema import ErrorOut
+from core.schema import ErrorOut
 from coaching import selectors, services
 from coaching.api.errors import error_response
 from coaching.api.serializers import (

@@ -19,7 +19,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from bloom.outbox.services import outbox_enqueue
+from core.outbox.services import outbox_enqueue
 from coaching.models import (
     CheckIn,
     CompletionSource,

@@ -2,15 +2,15 @@ import pytest
 from django.test import override_settings
 from rest_framework.test import APIClient
 
-from bloom.config import ModelSpec
+from core.env import ModelSpec
 from coaching import services
 
 
 @pytest.fixture
 def fake_model():
     """The FAKE scripted model (control-flow tests only): push replies/errors in the test."""
-    from bloom.llm.providers import fake_chat
-    from bloom.llm.resilience import reset_breakers
+    from core.llm.providers import fake_chat
+    from core.llm.resilience import reset_breakers
 
     fake = fake_chat()
     fake.reset()

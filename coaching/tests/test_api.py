@@ -4,9 +4,9 @@ FAKE scripted model (these tests check control flow, not language)."""
 import pytest
 from django.test import override_settings
 
-from bloom.config import ModelSpec
-from bloom.llm import LLMUnavailable
-from bloom.outbox.models import OutboxMessage
+from core.env import ModelSpec
+from core.llm import LLMUnavailable
+from core.outbox.models import OutboxMessage
 from coaching.models import Message, MessageStatus, Turn
 from coaching.tests.conftest import make_client, onboarded_learner
 
@@ -138,7 +138,7 @@ def test_model_down_returns_503_keeps_message_then_retry_answers(api, fake_model
 
 @override_settings(BLOOM_LLM=ModelSpec("ollama", "x"), OLLAMA_HOST="http://127.0.0.1:1", BLOOM_LLM_RETRIES=0)
 def test_model_server_down_real_provider(api):
-    from bloom.llm.resilience import reset_breakers
+    from core.llm.resilience import reset_breakers
 
     reset_breakers()
     client, http = api

@@ -10,8 +10,8 @@ from django.core.management import call_command
 from django.test import Client
 from django.utils import timezone
 
-from bloom.llm import LLMUnavailable
-from bloom.llm.providers.fake import Scripted
+from core.llm import LLMUnavailable
+from core.llm.providers.fake import Scripted
 from coaching import services
 from coaching.engine import turn_run
 from coaching.models import ApiToken, CheckIn, Learner, Message, PlannedSession, SessionStatus, Turn

@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from bloom.llm.providers.fake import Scripted
+from core.llm.providers.fake import Scripted
 from coaching import services
 from coaching.models import CheckIn, LearnerProfile, PlannedSession, SessionStatus, Turn
 from coaching.tests.conftest import onboarded_learner

@@ -42,7 +42,7 @@ def generated(tmp_path):
 
 
 def test_generated_client_runs_the_quickstart(live_server, fake_model, settings, generated):
-    from bloom.llm.providers.fake import Scripted
+    from core.llm.providers.fake import Scripted
     from coaching import services
 
     fake_model.default = lambda request: Scripted(text="Great, let's plan your first week.")

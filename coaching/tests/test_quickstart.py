@@ -42,7 +42,7 @@ def run_lines(lines: list[str], env: dict[str, str]) -> list[tuple[int, str]]:
 
 @pytest.mark.skipif(not (shutil.which("curl") and shutil.which("jq")), reason="the quickstart needs curl and jq")
 def test_readme_quickstart_runs_line_by_line(live_server, fake_model, settings):
-    from bloom.llm.providers.fake import Scripted
+    from core.llm.providers.fake import Scripted
     from coaching import services
 
     fake_model.default = lambda request: Scripted(text="Great, let's plan your first week.")

@@ -9,7 +9,7 @@ from datetime import datetime
 import pytest
 from django.test import AsyncClient, override_settings
 
-from bloom.config import ModelSpec
+from core.env import ModelSpec
 from coaching import services
 from coaching.models import Message, PlannedSession, Turn
 from coaching.tests.conftest import make_client, onboarded_learner
@@ -19,7 +19,7 @@ REAL = override_settings(BLOOM_LLM=ModelSpec("llamacpp", "qwen2.5-coder-0.5b-ins
 
 @pytest.fixture(autouse=True)
 def _real_model(settings):
-    from bloom.llm import assets
+    from core.llm import assets
 
     try:
         path = assets.chat_model_path("qwen2.5-coder-0.5b-instruct-q4")

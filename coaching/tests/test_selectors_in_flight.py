@@ -1,4 +1,4 @@
-"""The probe background model calls ask before and while they run (bloom.llm.priority): a learner
+"""The probe background model calls ask before and while they run (core.llm.priority): a learner
 is waiting exactly while one of their messages is pending, and a stale pending message (a crashed
 request) stops counting after the window."""
 
@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from bloom.llm import priority
+from core.llm import priority
 from coaching import selectors, services
 from coaching.models import Message, MessageStatus
 from coaching.tests.conftest import make_client, onboarded_learner

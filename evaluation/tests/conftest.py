@@ -1,15 +1,15 @@
 import pytest
 from django.test import override_settings
 
-from bloom.config import ModelSpec
+from core.env import ModelSpec
 
 
 @pytest.fixture
 def fake_llm():
     """The process-wide SCRIPTED FAKE chat model (control flow and parsing only) as the default
     model, fake hashing embeddings, and no facade retries."""
-    from bloom.llm.providers import fake_chat
-    from bloom.llm.resilience import reset_breakers
+    from core.llm.providers import fake_chat
+    from core.llm.resilience import reset_breakers
 
     fake = fake_chat()
     fake.reset()

@@ -1,5 +1,5 @@
 """Judge output parsing and the retry-once-then-invalid rule, with the SCRIPTED FAKE model behind
-the real `bloom.llm.chat` facade (so provider-side schema validation is exercised too)."""
+the real `core.llm.chat` facade (so provider-side schema validation is exercised too)."""
 
 import json
 

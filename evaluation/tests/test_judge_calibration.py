@@ -1,11 +1,11 @@
 """The judge calibration set and the agreement gate. The judge here is the SCRIPTED FAKE model
-behind the real bloom.llm facade: these tests check the arithmetic and the gate, not a judge."""
+behind the real core.llm facade: these tests check the arithmetic and the gate, not a judge."""
 
 import json
 
 import pytest
 
-from bloom.llm.providers.fake import Scripted
+from core.llm.providers.fake import Scripted
 from evaluation import services
 from evaluation.compare import Thresholds
 

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.django_db
 def test_replay_and_judge_one_transcript_with_the_real_model():
     from django.conf import settings
 
-    from bloom.llm.assets import chat_model_path
+    from core.llm.assets import chat_model_path
 
     if not chat_model_path(settings.BLOOM_LLM.model).exists():
         pytest.skip("embedded model not assembled (run `manage.py bloom_models`)")

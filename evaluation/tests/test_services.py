@@ -7,7 +7,7 @@ import json
 import pytest
 from django.core.management import call_command
 
-from bloom.llm.providers.fake import Scripted
+from core.llm.providers.fake import Scripted
 from evaluation.models import Comparison, EvalRun, EvalSet, JudgeScore, ReplyResult, Rubric, Transcript
 from evaluation.services import (
     comparison_create,

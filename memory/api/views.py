@@ -17,8 +17,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from bloom.api_errors import error_response
-from bloom.schema import ErrorOut
+from core.errors import error_response
+from core.schema import ErrorOut
 from memory import revisions, rules, selectors, services
 from memory.api import queries
 from memory.api.serializers import (

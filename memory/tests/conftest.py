@@ -9,8 +9,8 @@ import pytest
 from django.apps import apps
 from django.test import override_settings
 
-from bloom.config import ModelSpec
-from bloom.llm import assets
+from core.env import ModelSpec
+from core.llm import assets
 
 _counter = itertools.count(1)
 
@@ -45,8 +45,8 @@ def make_message(db):
 @pytest.fixture
 def fake_chat():
     """The scripted FAKE chat provider (parsing/control-flow tests only). Embeddings stay real."""
-    from bloom.llm.providers import fake_chat as get_fake
-    from bloom.llm.resilience import reset_breakers
+    from core.llm.providers import fake_chat as get_fake
+    from core.llm.resilience import reset_breakers
 
     fake = get_fake()
     fake.reset()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bloom.llm import embed
+from core.llm import embed
 from memory import rules, services
 from memory.models import Fact, FactHistory
 

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bloom.llm import entities
+from core.llm import entities
 from memory import conf, rules, tasks
 from memory.models import Entity, EntityRun, Fact, Mention
 from memory.tests.test_services import ingest

@@ -14,8 +14,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from bloom.llm.providers.fake import Scripted
-from bloom.outbox.models import OutboxMessage
+from core.llm.providers.fake import Scripted
+from core.outbox.models import OutboxMessage
 from memory import services
 from memory.models import ExtractionRun, Fact
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bloom.llm import EntitySpan
+from core.llm import EntitySpan
 from memory import rules
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)

@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from bloom.llm import embed
+from core.llm import embed
 from memory import rules, selectors, services
 from memory.models import Fact, Summary
 

@@ -7,8 +7,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from bloom.llm import embed
-from bloom.outbox.models import OutboxMessage
+from core.llm import embed
+from core.outbox.models import OutboxMessage
 from memory import rules, services
 from memory.models import Entity, Fact, FactHistory, Relation, Summary
 

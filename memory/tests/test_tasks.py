@@ -10,9 +10,9 @@ import pytest
 from django.apps import apps
 from django.db import transaction
 
-from bloom.llm import LLMUnavailable
-from bloom.outbox.models import OutboxMessage
-from bloom.outbox.services import outbox_enqueue
+from core.llm import LLMUnavailable
+from core.outbox.models import OutboxMessage
+from core.outbox.services import outbox_enqueue
 from memory import tasks
 from memory.models import ExtractionRun, Fact, Summary
 

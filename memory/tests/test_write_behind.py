@@ -12,7 +12,7 @@ from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from bloom.llm import embed
+from core.llm import embed
 from memory import rules, selectors, services
 from memory.models import Fact
 
@@ -96,7 +96,7 @@ def test_query_vectors_are_cached_per_text():
 
 
 def test_minilm_direct_path_matches_sentence_transformers_encode():
-    from bloom.llm.providers import minilm
+    from core.llm.providers import minilm
 
     encoder = minilm.load()
     assert minilm._mean_pooling_pipeline(encoder)

@@ -12,7 +12,7 @@ from rest_framework.permissions import BasePermission, IsAdminUser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from bloom.api_errors import error_payload
+from core.errors import error_payload
 from telemetry import selectors, services
 from telemetry.api.serializers import (
     AggregateOutput,

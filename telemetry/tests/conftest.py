@@ -1,13 +1,13 @@
 import pytest
 from django.test import override_settings
 
-from bloom.config import ModelSpec
+from core.env import ModelSpec
 
 
 @pytest.fixture
 def fake_chat_for_telemetry():
     """The scripted FAKE chat provider (control flow only)."""
-    from bloom.llm.providers import fake_chat
+    from core.llm.providers import fake_chat
 
     fake = fake_chat()
     fake.reset()

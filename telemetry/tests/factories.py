@@ -3,8 +3,8 @@ from __future__ import annotations
 import time
 import uuid
 
-from bloom.llm.context import CallContext
-from bloom.llm.observers import CallRecord
+from core.llm.context import CallContext
+from core.llm.observers import CallRecord
 from telemetry.services import telemetry_record_call
 
 

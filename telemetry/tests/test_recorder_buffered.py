@@ -5,7 +5,7 @@ import queue
 import pytest
 from django.test import override_settings
 
-from bloom import llm
+from core import llm
 from telemetry.models import ModelCall
 from telemetry.recorder import TelemetryRecorder, recorder
 from telemetry.tests.factories import make_record

@@ -4,7 +4,7 @@ import pytest
 from django.db import transaction
 from django.test import override_settings
 
-from bloom import llm
+from core import llm
 from telemetry.models import ModelCall
 from telemetry.recorder import recorder
 from telemetry.services import TelemetryResetNotConfirmed, telemetry_anonymise_learner, telemetry_reset

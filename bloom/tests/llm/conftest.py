@@ -3,9 +3,9 @@ from __future__ import annotations
 import pytest
 from django.test import override_settings
 
-from bloom.config import ModelSpec
-from bloom.llm import assets, register_observer, unregister_observer
-from bloom.llm.resilience import reset_breakers
+from core.env import ModelSpec
+from core.llm import assets, register_observer, unregister_observer
+from core.llm.resilience import reset_breakers
 
 CHAT_MODEL = "qwen2.5-coder-0.5b-instruct-q4"
 
@@ -42,7 +42,7 @@ def _fresh_breakers():
 @pytest.fixture
 def fake_chat():
     """The scripted FAKE chat provider selected as BLOOM_LLM, with quick backoff."""
-    from bloom.llm.providers import fake_chat as get_fake
+    from core.llm.providers import fake_chat as get_fake
 
     fake = get_fake()
     fake.reset()

@@ -127,7 +127,7 @@ class _Handler(BaseHTTPRequestHandler):
         return self._json(404, {"error": "not found"})
 
     def _embed(self, body: dict[str, Any]) -> None:
-        from bloom.llm.providers import minilm
+        from core.llm.providers import minilm
 
         texts = body.get("input") or []
         texts = [texts] if isinstance(texts, str) else list(texts)
@@ -165,9 +165,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _generate(self, body: dict[str, Any]):
         """Run the real model. Returns (iterator of text pieces, callable building the done line)."""
-        from bloom.llm.providers import llamacpp
-        from bloom.llm.providers.common import flatten_tool_messages, tool_choice_schema, tool_system_prompt
-        from bloom.llm.types import ToolSpec
+        from core.llm.providers import llamacpp
+        from core.llm.providers.common import flatten_tool_messages, tool_choice_schema, tool_system_prompt
+        from core.llm.types import ToolSpec
 
         llm, lock = llamacpp.load_model(BACKING_MODEL)
         options = body.get("options") or {}

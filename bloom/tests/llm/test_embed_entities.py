@@ -8,9 +8,9 @@ import math
 import pytest
 from django.test import override_settings
 
-from bloom import llm
-from bloom.llm import assets
-from bloom.llm.providers import gliner as gliner_provider
+from core import llm
+from core.llm import assets
+from core.llm.providers import gliner as gliner_provider
 from telemetry.models import ModelCall
 
 pytestmark = pytest.mark.django_db

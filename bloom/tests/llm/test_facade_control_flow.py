@@ -9,9 +9,9 @@ import json
 import pytest
 from django.test import override_settings
 
-from bloom import llm
-from bloom.llm.providers.fake import Scripted
-from bloom.llm.resilience import breaker
+from core import llm
+from core.llm.providers.fake import Scripted
+from core.llm.resilience import breaker
 
 MSG = [{"role": "user", "content": "hi"}]
 
@@ -188,8 +188,8 @@ def test_model_override_must_name_a_provider(fake_chat):
 
 
 def test_embeddings_reject_nan(monkeypatch, captured):
-    from bloom.config import ModelSpec
-    from bloom.llm.providers.fake import HashingFakeEmbeddings
+    from core.env import ModelSpec
+    from core.llm.providers.fake import HashingFakeEmbeddings
 
     monkeypatch.setattr(HashingFakeEmbeddings, "embed",
                         lambda self, model, texts, timeout: ([[float("nan")] * 4 for _ in texts], None))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
-from bloom.llm.providers.llamacpp import FairLock
+from core.llm.providers.llamacpp import FairLock
 
 
 def _wait_for(predicate, timeout: float = 5.0) -> None:

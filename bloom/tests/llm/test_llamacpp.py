@@ -8,8 +8,8 @@ import threading
 import pytest
 from django.test import override_settings
 
-from bloom import llm
-from bloom.config import ModelSpec
+from core import llm
+from core.env import ModelSpec
 from telemetry.models import ModelCall
 
 pytestmark = pytest.mark.django_db
@@ -98,7 +98,7 @@ def test_missing_model_file_is_unavailable_with_instructions(tmp_path):
         with pytest.raises(llm.LLMUnavailable, match="bloom_models"):
             llm.chat([{"role": "user", "content": "hi"}])
         # Only the chat part: llm.health() would also load the embedding and entity models.
-        from bloom.llm.providers import chat_provider
+        from core.llm.providers import chat_provider
 
         ok, reason = chat_provider("llamacpp").health(str(tmp_path / "nope.gguf"))
     assert ok is False and "bloom_models" in reason
@@ -116,8 +116,8 @@ def test_timeout_stops_generation(llamacpp_model):
 def test_a_busy_local_model_is_overloaded_not_broken(llamacpp_model):
     """Waiting for the model is bounded (BLOOM_LLM_QUEUE_TIMEOUT) separately from generation; a full
     queue raises LLMOverloaded that is not retried and does not open the breaker."""
-    from bloom.llm.providers import llamacpp
-    from bloom.llm.resilience import breaker
+    from core.llm.providers import llamacpp
+    from core.llm.resilience import breaker
 
     _, lock = llamacpp.load_model(llamacpp_model)
     assert lock.acquire(timeout=30)
@@ -136,7 +136,7 @@ def test_queue_wait_is_recorded_and_not_charged_to_the_generation_timeout(llamac
     longer than that timeout. Only a wait charged to the timeout can fail the call."""
     import time
 
-    from bloom.llm.providers import llamacpp
+    from core.llm.providers import llamacpp
 
     prompt = [{"role": "user", "content": "Say hi."}]
     options = {**GREEDY, "max_tokens": 4}

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from django.test import override_settings
 
-from bloom import llm
-from bloom.config import ModelSpec
+from core import llm
+from core.env import ModelSpec
 from bloom.tests.llm.fake_ollama_server import FAKE_OLLAMA_MODEL, refused_url, running_fake_ollama
 from telemetry.models import ModelCall
 
@@ -77,7 +77,7 @@ def test_embeddings_over_ollama(ollama_ok):
 
 
 def test_health_reports_missing_model(ollama_ok):
-    from bloom.llm.providers import chat_provider
+    from core.llm.providers import chat_provider
 
     assert chat_provider("ollama").health(FAKE_OLLAMA_MODEL)[0] is True
     ok, reason = chat_provider("ollama").health("llama3.2:70b")

@@ -15,10 +15,10 @@ import pytest
 from django.conf import settings
 from django.test import override_settings
 
-from bloom import llm
-from bloom.config import ModelSpec
-from bloom.llm import assets
-from bloom.llm.providers import chat_provider
+from core import llm
+from core.env import ModelSpec
+from core.llm import assets
+from core.llm.providers import chat_provider
 from bloom.tests.reliability import procs
 from telemetry.models import ModelCall
 

@@ -1,4 +1,4 @@
-"""Background model calls yield to learners' turns (bloom.llm.priority).
+"""Background model calls yield to learners' turns (core.llm.priority).
 
 The control-flow tests use the scripted FAKE provider and a scripted probe; the last test runs the
 real llama.cpp model with the real telemetry recorder, so the preempted generation and its restart
@@ -12,9 +12,9 @@ import itertools
 import pytest
 from django.test import override_settings
 
-from bloom import llm
-from bloom.llm import priority
-from bloom.llm.providers.fake import Scripted
+from core import llm
+from core.llm import priority
+from core.llm.providers.fake import Scripted
 
 MSG = [{"role": "user", "content": "hi"}]
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from bloom.llm import assets
-from bloom.llm.smoke import explain, smoke_generation
+from core.llm import assets
+from core.llm.smoke import explain, smoke_generation
 
 GGUF = Path("model.gguf")
 

@@ -83,7 +83,7 @@ def test_missing_and_malformed_credentials_get_401_in_the_error_shape(db):
 def test_throttling_is_per_client_and_survives_token_rotation(tenants):
     a, b = tenants
     cache.clear()
-    rest = {"DEFAULT_THROTTLE_CLASSES": ["bloom.throttling.ClientRateThrottle"],
+    rest = {"DEFAULT_THROTTLE_CLASSES": ["core.throttling.ClientRateThrottle"],
             "DEFAULT_THROTTLE_RATES": {"client": "3/min"}}
     from django.conf import settings
 

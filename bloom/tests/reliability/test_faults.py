@@ -52,7 +52,7 @@ STEP_TIMEOUT = 600
 
 @pytest.fixture
 def chat_model_present():
-    from bloom.llm import assets
+    from core.llm import assets
 
     if not assets.chat_model_path("qwen2.5-coder-0.5b-instruct-q4").is_file():
         pytest.skip("chat model not assembled: run `python manage.py bloom_models`")
@@ -82,7 +82,7 @@ def _extraction_requests(server) -> list[dict]:
 
 
 def test_fault_suite_ends_in_reconciliation(chat_model_present, log_dir):
-    from bloom.outbox.models import OutboxMessage
+    from core.outbox.models import OutboxMessage
     from coaching.models import Message, MessageStatus, Role
     from memory.models import EntityRun, ExtractionRun, Fact
     from memory.tasks import extract_facts

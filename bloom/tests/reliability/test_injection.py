@@ -53,9 +53,9 @@ def test_injected_fact_is_stored_as_data_and_rendered_fenced_and_quoted(tenants)
 
 @pytest.fixture
 def real_chat_model(settings):
-    from bloom.config import ModelSpec
-    from bloom.llm import assets
-    from bloom.llm.resilience import reset_breakers
+    from core.env import ModelSpec
+    from core.llm import assets
+    from core.llm.resilience import reset_breakers
 
     name = "qwen2.5-coder-0.5b-instruct-q4"
     if not assets.chat_model_path(name).is_file():
@@ -105,9 +105,9 @@ def test_a_model_that_obeys_the_injection_still_cannot_run_an_action_tool(tenant
     still gets an answer. (Scripted model: the point is what code does with a hostile answer.)"""
     import json
 
-    from bloom.config import ModelSpec
-    from bloom.llm.providers import fake_chat
-    from bloom.llm.resilience import reset_breakers
+    from core.env import ModelSpec
+    from core.llm.providers import fake_chat
+    from core.llm.resilience import reset_breakers
     from coaching import services
     from coaching.models import PlannedSession
 

@@ -26,7 +26,7 @@ import httpx
 import pytest
 from django.db import connection
 
-from bloom.llm import assets
+from core.llm import assets
 from bloom.tests.reliability import procs
 
 pytestmark = [pytest.mark.faults, pytest.mark.django_db(transaction=True)]

@@ -23,9 +23,9 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def ollama_settings(settings):
-    from bloom.config import ModelSpec
-    from bloom.llm import assets
-    from bloom.llm.resilience import reset_breakers
+    from core.env import ModelSpec
+    from core.llm import assets
+    from core.llm.resilience import reset_breakers
     from bloom.tests.llm.fake_ollama_server import FAKE_OLLAMA_MODEL
 
     if not assets.chat_model_path("qwen2.5-coder-0.5b-instruct-q4").is_file():
@@ -41,7 +41,7 @@ def ollama_settings(settings):
 
 
 def test_model_down_slow_and_back(tenants, ollama_settings):
-    from bloom.llm.resilience import reset_breakers
+    from core.llm.resilience import reset_breakers
     from bloom.tests.llm.fake_ollama_server import refused_url, running_fake_ollama
     from coaching.models import Message, MessageStatus, Role
     from telemetry.models import ModelCall

@@ -15,7 +15,7 @@ import schemathesis
 from django.test import override_settings
 from hypothesis import HealthCheck, Phase, settings
 
-from bloom.config import ModelSpec
+from core.env import ModelSpec
 
 MAX_EXAMPLES = 8
 
@@ -42,9 +42,9 @@ def api_schema(tenants):
 
 @pytest.fixture
 def scripted_model():
-    from bloom.llm.providers import fake_chat
-    from bloom.llm.providers.fake import Scripted
-    from bloom.llm.resilience import reset_breakers
+    from core.llm.providers import fake_chat
+    from core.llm.providers.fake import Scripted
+    from core.llm.resilience import reset_breakers
 
     fake = fake_chat()
     fake.reset()

@@ -8,7 +8,7 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
-from bloom.api_errors import error_payload, error_response
+from core.errors import error_payload, error_response
 from coaching.research.services import ResearchError
 
 

@@ -23,7 +23,7 @@ from uuid import UUID
 from django.apps import apps
 from django.core.management.base import BaseCommand, CommandError
 
-from bloom.llm import call_context
+from core.llm import call_context
 from memory import rules, selectors, services
 from memory.api import queries
 from memory.ingest import ingest_facts, ingest_text

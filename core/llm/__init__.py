@@ -1,0 +1,36 @@
+"""The model layer: one small interface per kind of model, providers behind it, and observers
+(telemetry) told about every call. Imports no Django app.
+
+Public API (stable; callers use only these):
+    chat(messages, *, tools=None, schema=None, stream=False, options=None, model=None,
+         operation="chat") -> ChatResult | ChatStream
+    embed(texts) -> list[list[float]]                 # batched, 384-d with MiniLM
+    entities(text, labels, *, threshold=0.5) -> list[EntitySpan]
+    health() -> dict[str, tuple[bool, str]]            # part -> (ok, reason)
+    call_context(...) / current_context() / new_trace_id()
+    register_observer(observer)
+"""
+
+from core.llm.context import CallContext, call_context, current_context, new_trace_id
+from core.llm.facade import chat, embed, entities, health
+from core.llm.observers import CallRecord, register_observer, unregister_observer
+from core.llm.types import (
+    ChatResult,
+    ChatStream,
+    EntitySpan,
+    LLMError,
+    LLMInvalidOutput,
+    LLMOverloaded,
+    LLMTimeout,
+    LLMUnavailable,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
+
+__all__ = [
+    "CallContext", "CallRecord", "ChatResult", "ChatStream", "EntitySpan", "LLMError",
+    "LLMInvalidOutput", "LLMOverloaded", "LLMTimeout", "LLMUnavailable", "ToolCall", "ToolSpec",
+    "Usage", "call_context", "chat", "current_context", "embed", "entities", "health",
+    "new_trace_id", "register_observer", "unregister_observer",
+]
