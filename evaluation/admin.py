@@ -7,9 +7,11 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from evaluation.calibration import CALIBRATION_KIND
 from evaluation.charts import bar_chart
 from evaluation.models import Comparison, EvalRun, EvalSet, JudgeScore, ReplyResult, Rubric, Transcript
 from evaluation.selectors import run_report
+from evaluation.sets import transcript_freeze_from_conversation
 
 
 class TranscriptInline(admin.TabularInline):
@@ -138,9 +140,8 @@ class ComparisonAdmin(admin.ModelAdmin):
 def add_conversations_to_eval_set(modeladmin, request, queryset) -> None:
     """Admin action for coaching Conversations: freeze each selected conversation into the newest
     eval set (register it on the coaching admin with `actions = [add_conversations_to_eval_set]`)."""
-    from evaluation.services import transcript_freeze_from_conversation
-
-    eval_set = EvalSet.objects.order_by("-created_at").first()
+    # The calibration set holds hand-scored replies, not conversations to replay.
+    eval_set = EvalSet.objects.exclude(runs__config__kind=CALIBRATION_KIND).order_by("-created_at").first()
     if eval_set is None:
         modeladmin.message_user(request, "No eval set exists yet (run `manage.py load_eval_set`).", messages.ERROR)
         return

@@ -1,6 +1,6 @@
 """Pure arithmetic over run results: check rates, dimension means and spreads, deltas between two
 runs, the regression verdict (from thresholds, in code) and judge reliability. No database here:
-`evaluation.services` gathers rows into the plain structures these functions take."""
+`evaluation.summaries` gathers rows into the plain structures these functions take."""
 
 from __future__ import annotations
 
@@ -207,7 +207,7 @@ def compare_summaries(baseline: dict[str, Any], candidate: dict[str, Any], *,
                       thresholds: Thresholds | None = None,
                       pairwise: dict[str, dict[str, float]] | None = None,
                       judge_calibration: dict[str, dict[str, Any]] | None = None) -> ComparisonResult:
-    """`baseline`/`candidate` are run summaries (see services.run_summarize): check_rates,
+    """`baseline`/`candidate` are run summaries (see summaries.run_summarize): check_rates,
     check_means, dimensions (stats), per_transcript (means). The verdict depends only on the
     numbers and thresholds here.
 

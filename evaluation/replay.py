@@ -3,10 +3,10 @@ snapshot, the frozen prior messages, then each learner turn through the coaching
 
 `run_turn` is the single seam between evaluation and the coaching engine. It persists the learner
 message (`coaching.services.message_receive`) and calls the real turn service
-(`coaching.engine.turn_run`) with a per-run model and prompt variant. Only while the engine's
-service does not exist (or with `engine="direct"`) does it fall back to `_direct_turn`: one plain
-model call with a short coach prompt, clearly recorded as `engine="direct"` in every
-ReplyResult, so such runs are never mistaken for engine runs."""
+(`coaching.turn.turn_run`) with a per-run model and prompt variant. Only a run configured with
+`engine="direct"` bypasses the engine (`_direct_turn`): one plain model call with a short coach
+prompt, clearly recorded as `engine="direct"` in every ReplyResult, so such runs are never
+mistaken for engine runs."""
 
 from __future__ import annotations
 
@@ -17,8 +17,16 @@ from decimal import Decimal
 from typing import Any
 
 from django.db import transaction
+from django.utils import timezone
 
-from core.llm import call_context, new_trace_id
+from coaching import prompts
+from coaching.models import ApiClient, Conversation, Learner, LearnerProfile, Message, OnboardingStep, Role
+from coaching.onboarding import texts as onboarding_texts
+from coaching.services import message_receive
+from coaching.turn import turn_run
+from core.llm import call_context, chat, embed, new_trace_id, register_observer, unregister_observer
+from memory import rules
+from memory.services.ingest import facts_ingest
 
 logger = logging.getLogger(__name__)
 
@@ -58,8 +66,6 @@ _PROFILE_FIELDS = ("primary_goal", "goal_category", "weekly_hours", "best_time",
 @transaction.atomic
 def learner_setup(*, transcript: Any, run_id: int) -> ReplayLearner:
     """A brand-new learner per transcript and run: replays never share state."""
-    from coaching.models import ApiClient, Conversation, Learner, LearnerProfile, Message, OnboardingStep, Role
-
     notes: list[str] = []
     client, _ = ApiClient.objects.get_or_create(name=EVAL_CLIENT_NAME)
     learner = Learner.objects.create(client=client, display_name=f"eval run {run_id} · {transcript.slug}"[:120])
@@ -69,8 +75,6 @@ def learner_setup(*, transcript: Any, run_id: int) -> ReplayLearner:
         values["weekly_hours"] = Decimal(str(values["weekly_hours"]))
     step = prof.get("onboarding_step") or (OnboardingStep.DONE if len(values) == len(_PROFILE_FIELDS)
                                             else OnboardingStep.GOAL)
-    from django.utils import timezone
-
     LearnerProfile.objects.update_or_create(
         learner=learner,
         defaults={**values, "onboarding_step": step,
@@ -88,13 +92,7 @@ def learner_setup(*, transcript: Any, run_id: int) -> ReplayLearner:
 
 def _memory_insert(*, learner_id: int, facts: list[dict[str, Any]]) -> list[str]:
     """Insert the snapshot through the memory app's own ingest service (same dedup rules as
-    production). Skipped with a note when memory or embeddings are unavailable."""
-    try:
-        from core.llm import embed
-        from memory import rules
-        from memory.services import facts_ingest
-    except ImportError as exc:
-        return [f"memory snapshot skipped: {exc}"]
+    production). Skipped with a note when embeddings are unavailable (no embedding model)."""
     try:
         clean = [rules.CleanFact(fact_type=f.get("fact_type", "insight"), content=f["content"],
                                  confidence=float(f.get("confidence", 0.9))) for f in facts]
@@ -102,22 +100,12 @@ def _memory_insert(*, learner_id: int, facts: list[dict[str, Any]]) -> list[str]
         facts_ingest(learner_id=learner_id, facts=clean, embeddings=vectors, source_agent="evaluation",
                      service="evaluation.replay")
         return []
-    except Exception as exc:  # embeddings missing, memory app still in progress…
+    except Exception as exc:  # the embedding model missing or failing: the replay goes on without memory
         logger.warning("memory snapshot not inserted: %s", exc)
         return [f"memory snapshot skipped: {type(exc).__name__}: {exc}"[:300]]
 
 
 # --- one turn -------------------------------------------------------------------------------
-def _engine_turn():
-    """The coaching engine's turn service (`coaching.engine.turn_run(*, message, emit=None)`), or
-    None while it does not exist."""
-    try:
-        from coaching.engine import turn_run
-    except ImportError:
-        return None
-    return turn_run
-
-
 # Prompt variants owned by evaluation, for experiments such as "a prompt change that makes
 # replies longer". Applied to the engine's base prompt for the duration of a replayed turn.
 PROMPT_VARIANTS = {
@@ -143,12 +131,9 @@ class RawOutputCollector:
 
 
 def run_turn(*, replay: ReplayLearner, text: str, config: dict[str, Any], turn_index: int) -> TurnOutcome:
-    from coaching.models import LearnerProfile
-
     onboarded = LearnerProfile.objects.filter(learner=replay.learner, onboarding_step="done").exists()
-    fn = _engine_turn()
-    if fn is not None and config.get("engine", "coaching") == "coaching":
-        outcome = _coaching_turn(fn, replay=replay, text=text, config=config, turn_index=turn_index)
+    if config.get("engine", "coaching") == "coaching":
+        outcome = _coaching_turn(replay=replay, text=text, config=config, turn_index=turn_index)
     else:
         outcome = _direct_turn(replay=replay, text=text, config=config)
     outcome.onboarding_complete_before = onboarded
@@ -156,11 +141,7 @@ def run_turn(*, replay: ReplayLearner, text: str, config: dict[str, Any], turn_i
     return outcome
 
 
-def _coaching_turn(fn, *, replay: ReplayLearner, text: str, config: dict[str, Any], turn_index: int) -> TurnOutcome:
-    from core.llm import register_observer, unregister_observer
-    from coaching import prompts
-    from coaching.services import message_receive
-
+def _coaching_turn(*, replay: ReplayLearner, text: str, config: dict[str, Any], turn_index: int) -> TurnOutcome:
     message, _ = message_receive(conversation=replay.conversation, content=text,
                                  idempotency_key=f"eval-{turn_index}")
     collector = RawOutputCollector()
@@ -168,7 +149,7 @@ def _coaching_turn(fn, *, replay: ReplayLearner, text: str, config: dict[str, An
     variant = config.get("prompt_version") if config.get("prompt_version") in PROMPT_VARIANTS else None
     base_prompt = PROMPT_VARIANTS[variant] if variant else None
     try:
-        result = fn(message=message, model=config.get("model") or None, base_prompt=base_prompt,
+        result = turn_run(message=message, model=config.get("model") or None, base_prompt=base_prompt,
                     prompt_version=variant)
         system_prompt = prompts.system_prompt(result.turn.specialist, base=base_prompt) \
             if result.turn.specialist in prompts.SPECIALIST_PROMPTS else ""
@@ -184,7 +165,7 @@ def _coaching_turn(fn, *, replay: ReplayLearner, text: str, config: dict[str, An
                        outcome=turn.outcome, engine="coaching")
 
 
-# --- stand-in while the engine's turn service is missing ------------------------------------
+# --- the direct engine: one plain model call, no coaching engine ------------------------------
 DIRECT_PROMPTS = {
     "v1": ("You are Bloom, a warm learning coach chatting with one learner. Reply in at most 3 short sentences "
            "of plain text: no lists, no headings. Reflect what the learner said and ask one question before "
@@ -196,9 +177,6 @@ DIRECT_PROMPTS = {
 
 
 def _direct_turn(*, replay: ReplayLearner, text: str, config: dict[str, Any]) -> TurnOutcome:
-    from core.llm import chat
-    from coaching.models import LearnerProfile, Message
-
     profile = LearnerProfile.objects.get(learner=replay.learner)
     system = DIRECT_PROMPTS.get(config.get("prompt_version") or "v1", DIRECT_PROMPTS["v1"])
     profile_line = (f"Learner goal: {profile.primary_goal or 'not given yet'} ({profile.goal_category or 'unknown'}); "
@@ -217,7 +195,7 @@ def _direct_turn(*, replay: ReplayLearner, text: str, config: dict[str, Any]) ->
     logger.debug("direct turn in %.2fs", time.perf_counter() - started)
     Message.objects.create(conversation=replay.conversation, role="learner", content=text, status="answered")
     Message.objects.create(conversation=replay.conversation, role="coach", content=result.text, trace_id=trace)
-    return TurnOutcome(reply_text=result.text, specialist="direct", routing_reason="engine turn service unavailable",
+    return TurnOutcome(reply_text=result.text, specialist="direct", routing_reason="direct engine: no coaching engine",
                        trace_id=trace, model_calls=1, system_prompt=system, context_snapshot=profile_line,
                        raw_texts=[result.text], engine="direct")
 
@@ -227,11 +205,7 @@ def engine_templates() -> tuple[str, ...]:
     acknowledgement). Checks about the *model's* behaviour ignore it: the category question lists
     "career" as an option, which is not the model drifting into career talk."""
     texts: list[str] = []
-    try:
-        from coaching import onboarding, prompts
-    except ImportError:
-        return ()
-    for module in (onboarding,):
+    for module in (onboarding_texts,):
         for name, value in vars(module).items():
             if not name.isupper():
                 continue

@@ -1,12 +1,14 @@
-"""Reads for evaluation: run export (JSON) and the report table the admin page renders."""
+"""Reads for evaluation: run export (JSON), the report table the admin page renders, and the stored
+judge calibration a comparison may rely on."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 from typing import Any
 
+from evaluation.calibration import CALIBRATION_KIND
 from evaluation.checks import CHECK_LABELS, CHECK_NAMES
-from evaluation.models import Comparison, EvalRun, JudgeScore
+from evaluation.models import Comparison, EvalRun, JudgeScore, Rubric
 
 
 def run_get(*, run_id: int) -> EvalRun:
@@ -65,3 +67,23 @@ def run_report(*, run: EvalRun) -> dict[str, Any]:
     comparisons = list(Comparison.objects.filter(candidate=run).select_related("baseline")[:5])
     return {"check_rows": check_rows, "dim_rows": dim_rows, "dims": dims, "per_transcript": per_transcript,
             "comparisons": comparisons, "summary": summary}
+
+
+def judge_calibration_for(*, judge_model: str, rubric: Rubric | None) -> dict[str, dict[str, Any]] | None:
+    """The per-dimension agreement of the newest complete calibration of this judge on this rubric
+    (`evaluation.calibration.judge_calibrate`), or None when it was never calibrated."""
+    run = (EvalRun.objects.filter(config__kind=CALIBRATION_KIND, config__judge_model=judge_model,
+                                  config__complete=True, rubric=rubric, status=EvalRun.Status.DONE)
+           .order_by("-created_at", "-pk").first())
+    return (run.summary or {}).get("agreement") if run is not None else None
+
+
+def judge_calibration_for_comparison(*, baseline: EvalRun, candidate: EvalRun) -> dict[str, dict[str, Any]] | None:
+    """The calibration that lets the judge of a comparison decide: both runs scored by the same
+    judge on the same rubric, and that judge calibrated. None otherwise (judge scores then count
+    for nothing in the verdict)."""
+    judge_model = candidate.config.get("judge_model") or ""
+    same_judge = baseline.config.get("judge_model") == judge_model and baseline.rubric_id == candidate.rubric_id
+    if not judge_model or not same_judge:
+        return None
+    return judge_calibration_for(judge_model=judge_model, rubric=candidate.rubric)

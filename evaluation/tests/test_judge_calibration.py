@@ -6,11 +6,12 @@ import json
 import pytest
 
 from core.llm.providers.fake import Scripted
-from evaluation import services
+from evaluation.calibration import JUDGE_CALIBRATION_FILE, judge_calibrate
 from evaluation.compare import Thresholds
+from evaluation.sets import rubric_load_file
 
 KEYS = ["naturalness", "continuity", "strategy", "premature_advice", "tone"]
-DATA = json.loads(services.JUDGE_CALIBRATION_FILE.read_text())
+DATA = json.loads(JUDGE_CALIBRATION_FILE.read_text())
 
 
 def test_calibration_file_is_a_hand_scored_judge_calibration_set_of_at_least_100_replies():
@@ -27,9 +28,9 @@ def test_calibration_file_is_a_hand_scored_judge_calibration_set_of_at_least_100
 
 @pytest.mark.django_db
 def test_a_judge_that_always_says_4_is_below_threshold(fake_llm):
-    rubric = services.rubric_load_file()
+    rubric = rubric_load_file()
     fake_llm.default = lambda request: Scripted(text=json.dumps({k: {"score": 4, "reason": "fine"} for k in KEYS}))
-    result = services.judge_calibrate(rubric=rubric, judge_model="fake:judge", limit=20)
+    result = judge_calibrate(rubric=rubric, judge_model="fake:judge", limit=20)
     assert result["items"] == 20 and result["trusted"] is False
     assert all(a["spearman"] is None for a in result["agreement"].values())  # constant judge: no ranking
     assert any("Spearman n/a" in w for w in result["why_not"])
@@ -37,7 +38,7 @@ def test_a_judge_that_always_says_4_is_below_threshold(fake_llm):
 
 @pytest.mark.django_db
 def test_a_judge_that_reproduces_the_hand_scores_is_trusted(fake_llm):
-    rubric = services.rubric_load_file()
+    rubric = rubric_load_file()
     by_reply = {(i["learner_text"], i["reply"]): i["scores"] for i in DATA["items"]}
 
     def answer(request):
@@ -48,7 +49,7 @@ def test_a_judge_that_reproduces_the_hand_scores_is_trusted(fake_llm):
         return Scripted(text=json.dumps({k: {"score": v, "reason": "hand"} for k, v in hand.items()}))
 
     fake_llm.default = answer
-    result = services.judge_calibrate(rubric=rubric, judge_model="fake:judge")
+    result = judge_calibrate(rubric=rubric, judge_model="fake:judge")
     assert result["trusted"] is True and result["items"] == len(DATA["items"])
     t = Thresholds()
     assert all(a["spearman"] == 1.0 and a["exact"] == 1.0 >= t.judge_min_exact for a in result["agreement"].values())
@@ -58,4 +59,4 @@ def test_a_file_without_the_calibration_header_is_refused(tmp_path, db):
     bad = tmp_path / "x.json"
     bad.write_text(json.dumps({"kind": "eval set", "items": []}))
     with pytest.raises(ValueError, match="not a judge calibration set"):
-        services.judge_calibrate(rubric=services.rubric_load_file(), path=bad)
+        judge_calibrate(rubric=rubric_load_file(), path=bad)

@@ -8,16 +8,11 @@ import pytest
 from django.core.management import call_command
 
 from core.llm.providers.fake import Scripted
+from evaluation.comparisons import comparison_create
 from evaluation.models import Comparison, EvalRun, EvalSet, JudgeScore, ReplyResult, Rubric, Transcript
-from evaluation.services import (
-    comparison_create,
-    eval_set_load_file,
-    pairwise_execute,
-    run_config,
-    run_create,
-    run_execute,
-    transcript_freeze_from_conversation,
-)
+from evaluation.pairwise import pairwise_execute
+from evaluation.runs import run_config, run_create, run_execute
+from evaluation.sets import eval_set_load_file, transcript_freeze_from_conversation
 
 pytestmark = pytest.mark.django_db
 
@@ -169,13 +164,13 @@ def test_evaluate_command_exits_non_zero_on_regression(fake_model, tmp_path):
 
 def test_freeze_real_conversation_into_a_set(fake_model):
     from coaching import services as coaching
-
-    client = coaching.api_client_create(name="acme")
+    from core.identity import services as identity_services
+    client = identity_services.api_client_create(name="acme")
     learner = coaching.learner_create(client=client)
     coaching.profile_update(learner=learner, primary_goal="learn to swim", goal_category="sport", weekly_hours=2,
                             best_time="morning", confidence=4)
     conversation = coaching.conversation_start(learner=learner)
-    from coaching.engine import turn_run
+    from coaching.turn import turn_run
 
     for i, text in enumerate(["swam 200m today", "what next?"]):
         message, _ = coaching.message_receive(conversation=conversation, content=text, idempotency_key=f"k{i}")
@@ -220,9 +215,10 @@ def test_admin_action_adds_conversations_to_the_newest_set(fake_model, rf, djang
 
     from coaching import services as coaching
     from coaching.models import Conversation
+    from core.identity import services as identity_services
     from evaluation.admin import EvalRunAdmin, add_conversations_to_eval_set
 
-    learner = coaching.learner_create(client=coaching.api_client_create(name="acme"))
+    learner = coaching.learner_create(client=identity_services.api_client_create(name="acme"))
     conversation = coaching.conversation_start(learner=learner)
     coaching.message_receive(conversation=conversation, content="I want to learn guitar", idempotency_key="a")
     request = rf.post("/")
@@ -237,7 +233,7 @@ def test_admin_action_adds_conversations_to_the_newest_set(fake_model, rf, djang
 
 
 def test_recheck_recomputes_checks_from_stored_replies_without_model_calls(fake_model):
-    from evaluation.services import run_recheck
+    from evaluation.checking import run_recheck
 
     run = execute(model="fake:coach", judge=False)
     reply = run.replies.order_by("pk").first()

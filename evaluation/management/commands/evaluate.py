@@ -11,19 +11,13 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from evaluation import compare
+from evaluation.checking import run_recheck
+from evaluation.comparisons import comparison_create
 from evaluation.models import EvalRun, EvalSet
-from evaluation.selectors import run_export
-from evaluation.services import (
-    RunHooks,
-    comparison_create,
-    eval_set_load_file,
-    pairwise_execute,
-    rubric_load_file,
-    run_config,
-    run_create,
-    run_execute,
-    run_recheck,
-)
+from evaluation.pairwise import pairwise_execute
+from evaluation.runs import RunHooks, run_config, run_create, run_execute
+from evaluation.selectors import judge_calibration_for_comparison, run_export
+from evaluation.sets import eval_set_load_file, rubric_load_file
 
 EXIT_REGRESSION = 2
 
@@ -112,8 +106,11 @@ class Command(BaseCommand):
                 self.stdout.write(f"pairwise run #{pairwise.pk}: {json.dumps(pairwise.summary)}")
             thresholds = compare.Thresholds(check_rate_increase=opts["check_rate_threshold"],
                                             dimension_mean_drop=opts["dimension_drop_threshold"])
+            # Judge scores decide nothing unless this judge passed the calibration gate
+            # (`manage.py judge_calibrate`); without it the verdict rests on the checks alone.
+            calibration = judge_calibration_for_comparison(baseline=baseline, candidate=run)
             comparison = comparison_create(baseline=baseline, candidate=run, thresholds=thresholds,
-                                           pairwise_run=pairwise)
+                                           pairwise_run=pairwise, judge_calibration=calibration)
             self._print_comparison(comparison)
             out["comparison"] = {"id": comparison.pk, "verdict": comparison.verdict, "reasons": comparison.reasons,
                                  "deltas": comparison.deltas, "thresholds": comparison.thresholds}
@@ -157,3 +154,8 @@ class Command(BaseCommand):
                 w(f"  {dim:26s} {d['baseline']:5.2f} → {d['candidate']:5.2f}  ({d['delta']:+.2f})")
         for reason in comparison.reasons:
             w(f"  REASON: {reason}")
+        judge = comparison.deltas.get("judge", {})
+        if not judge.get("trusted"):
+            w(f"  judge: {judge.get('note', '')} ({'; '.join(judge.get('why_not', []))})")
+            for reason in judge.get("ignored_reasons", []):
+                w(f"  not counted (judge untrusted): {reason}")
