@@ -1,4 +1,4 @@
-"""Server time of the conversation audit page (issue 8): a 20-turn conversation (2 model calls,
+"""Server time of the conversation audit page (the audit console's speed goal): a 20-turn conversation (2 model calls,
 1 fact with an entity mention and a tool call per turn) rendered by Django's test client as a
 superuser, i.e. URL routing + admin permission checks + the selector's queries + template
 rendering, in-process (no network). Target: p95 under 300 ms, a constant number of queries.

@@ -141,13 +141,13 @@ def run(quick: bool) -> list[dict]:
         web = procs.web(env, port, log_dir, name="bench-web")
         started += [web, procs.worker(env, log_dir, "bench-worker"), procs.relay(env, log_dir)]
 
-        from coaching import services
 
-        client = services.api_client_create(name=f"bench-load-{secrets.token_hex(3)}")
+        from core.identity import services as identity_services
+        client = identity_services.api_client_create(name=f"bench-load-{secrets.token_hex(3)}")
         tokens, conv_urls, search_urls, learner_ids = [], [], [], []
         http = httpx.Client(base_url=base, timeout=300)
         for i in range(max(levels)):
-            _, raw = services.api_token_create(client=client, name=f"c{i}")
+            _, raw = identity_services.api_token_create(client=client, name=f"c{i}")
             h = {"Authorization": f"Bearer {raw}"}
             created = http.post("/api/v1/learners", json={"display_name": f"load {i}"}, headers=h)
             created.raise_for_status()
@@ -196,8 +196,8 @@ def run(quick: bool) -> list[dict]:
                     row(f"{kind}_c{n}_503_retry_after", s503, "req", "defined overload outcome")
 
         # reconciliation ----------------------------------------------------------------------------
-        from core.outbox.models import OutboxMessage
         from coaching.models import Message, MessageStatus, Role
+        from core.outbox.models import OutboxMessage
         from memory.models import ExtractionRun, Fact
         from telemetry.models import ModelCall
 

@@ -27,8 +27,8 @@ def pct(values: list[float], p: float) -> float:
 def _client_and_learners(n: int, tag: str):
     from django.apps import apps
 
-    ApiClient = apps.get_model("coaching", "ApiClient")
-    Learner = apps.get_model("coaching", "Learner")
+    ApiClient = apps.get_model("identity", "ApiClient")
+    Learner = apps.get_model("identity", "Learner")
     client = ApiClient.objects.create(name=f"bench-memory-{tag}-{time.time_ns()}")
     learners = Learner.objects.bulk_create([Learner(client=client, display_name=f"b{i}") for i in range(n)])
     return client, [x.pk for x in learners]

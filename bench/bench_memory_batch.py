@@ -26,17 +26,15 @@ def pct(values: list[float], p: float) -> float:
 
 
 def run(quick: bool) -> list[dict]:
-    from django.apps import apps
     from rest_framework.test import APIClient
 
+    from core.identity.models import ApiClient, Learner
+    from core.identity.services import api_token_create
     from core.llm import embed
-    from coaching.services import api_token_create
     from memory.selectors import search_memory
 
     conv = json.loads(DATA.read_text())["conversations"][1]
     turns = conv["turns"][:200] if quick else conv["turns"]
-    ApiClient = apps.get_model("coaching", "ApiClient")
-    Learner = apps.get_model("coaching", "Learner")
     owner = ApiClient.objects.create(name=f"bench-memory-batch-{time.time_ns()}")
     _, raw = api_token_create(client=owner, name="bench")
     api = APIClient()

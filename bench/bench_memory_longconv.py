@@ -102,8 +102,8 @@ def evaluate(*, quick: bool = False) -> dict:
 
     data = json.loads(DATA.read_text())
     convs = data["conversations"][:2] if quick else data["conversations"]
-    ApiClient = apps.get_model("coaching", "ApiClient")
-    Learner = apps.get_model("coaching", "Learner")
+    ApiClient = apps.get_model("identity", "ApiClient")
+    Learner = apps.get_model("identity", "Learner")
     client = ApiClient.objects.create(name=f"bench-longconv-{time.time_ns()}")
     out: dict = {"recall": defaultdict(lambda: defaultdict(list)), "lat": defaultdict(list), "ingest": Counter()}
     try:

@@ -41,9 +41,9 @@ DATA = Path(__file__).resolve().parent.parent / "memory" / "eval_data" / "retrie
 def _setup(tag: str):
     from django.apps import apps
 
-    ApiClient = apps.get_model("coaching", "ApiClient")
-    Learner = apps.get_model("coaching", "Learner")
-    Conversation = apps.get_model("coaching", "Conversation")
+    ApiClient = apps.get_model("identity", "ApiClient")
+    Learner = apps.get_model("identity", "Learner")
+    Conversation = apps.get_model("identity", "Conversation")
     client = ApiClient.objects.create(name=f"bench-replay-{tag}-{time.time_ns()}")
     learner = Learner.objects.create(client=client, display_name="replay")
     return client, learner, Conversation.objects.create(learner=learner)
@@ -56,7 +56,7 @@ def part_a(rows: list[dict], n: int = 150) -> None:
     from bloom.celery import app
     from core.outbox.services import outbox_enqueue
 
-    Message = apps.get_model("coaching", "Message")
+    Message = apps.get_model("identity", "Message")
     client, _, conv = _setup("a")
     on, off = [], []
     try:
@@ -109,10 +109,12 @@ SEED_SUMMARY = ("An adult learner studying after work: evenings and Saturday mor
 
 
 def _replay_learner(client, tag: str):
-    from core.llm import embed
     from coaching import services as coaching_services
-    from memory import rules, services
+    from core.llm import embed
+    from memory import rules
     from memory.selectors import summaries_for
+    from memory.services.ingest import facts_ingest
+    from memory.services.summaries import summary_create
 
     learner = coaching_services.learner_create(client=client, display_name=f"replay {tag}")
     coaching_services.profile_update(learner=learner, primary_goal="speak Spanish for a trip to Madrid",
@@ -120,8 +122,8 @@ def _replay_learner(client, tag: str):
     facts = [rules.validate_fact({"fact_type": t, "content": c, "confidence": 0.8}, strict=True) for t, c in SEED_FACTS]
     vectors = embed([f.content for f in facts])
     with _no_followups():
-        result = services.facts_ingest(learner_id=learner.pk, facts=facts, embeddings=vectors, service="bench.seed")
-        services.summary_create(learner_id=learner.pk, fact_ids=result.created, text=SEED_SUMMARY, model="seed")
+        result = facts_ingest(learner_id=learner.pk, facts=facts, embeddings=vectors, service="bench.seed")
+        summary_create(learner_id=learner.pk, fact_ids=result.created, text=SEED_SUMMARY, model="seed")
     assert summaries_for(learner_id=learner.pk).count() == 1
     conversation = coaching_services.conversation_start(learner=learner)
     return learner, conversation
@@ -131,20 +133,20 @@ class _no_followups:
     """Seeding writes memory directly; its entity/summary follow-ups would only add queue noise."""
 
     def __enter__(self):
-        from memory import services
+        from memory.services import ingest
 
-        self._saved = services._enqueue_followups
-        services._enqueue_followups = lambda **kw: None
+        self._saved = ingest._enqueue_followups
+        ingest._enqueue_followups = lambda **kw: None
 
     def __exit__(self, *exc):
-        from memory import services
+        from memory.services import ingest
 
-        services._enqueue_followups = self._saved
+        ingest._enqueue_followups = self._saved
 
 
 def _turn(conversation, text: str) -> tuple[float, object]:
     from coaching import services as coaching_services
-    from coaching.engine import turn_run
+    from coaching.turn import turn_run
 
     t = time.perf_counter()
     message, _ = coaching_services.message_receive(conversation=conversation, content=text)
@@ -174,10 +176,10 @@ def part_b(rows: list[dict]) -> None:
 
     if settings.DB_VENDOR != "postgresql" or not settings.CELERY_BROKER_URL.startswith("redis"):
         raise RuntimeError("part B needs DATABASE_URL=postgres://… and CELERY_BROKER_URL=redis://…")
-    ApiClient = apps.get_model("coaching", "ApiClient")
-    Message = apps.get_model("coaching", "Message")
+    ApiClient = apps.get_model("identity", "ApiClient")
+    Message = apps.get_model("identity", "Message")
     Turn = apps.get_model("coaching", "Turn")
-    Conversation = apps.get_model("coaching", "Conversation")
+    Conversation = apps.get_model("identity", "Conversation")
     think = float(os.environ.get("BENCH_REPLAY_THINK_S", "6"))
     data = json.loads(DATA.read_text())
     turns = data["conversations"][0]["turns"] + data["conversations"][1]["turns"]  # 20 learner turns
@@ -217,7 +219,7 @@ def part_b(rows: list[dict]) -> None:
         def on_messages() -> list[int]:
             return list(Message.objects.filter(conversation=on_conv, role="learner").values_list("pk", flat=True))
 
-        import coaching.engine as engine
+        import coaching.turn.run as engine
 
         real_context_for = engine.context_for
         drain_between = []
@@ -280,7 +282,7 @@ def part_b(rows: list[dict]) -> None:
             replay_ids.append(msg.pk)
         _wait(lambda: settled(on_ids + replay_ids), 1800, "extraction of the replay")
         facts_second = Fact.objects.filter(learner=on_learner, source_message__isnull=False).count()
-        from memory.services import cosine
+        from memory.vectors import cosine
 
         earlier = list(Fact.objects.filter(learner=on_learner).exclude(source_message_id__in=replay_ids))
         for fact in Fact.objects.filter(learner=on_learner, source_message_id__in=replay_ids):

@@ -20,8 +20,8 @@ def evaluate(k: int = 5) -> dict:
     from memory.selectors import search_memory
 
     data = json.loads(DATA.read_text())
-    ApiClient = apps.get_model("coaching", "ApiClient")
-    Learner = apps.get_model("coaching", "Learner")
+    ApiClient = apps.get_model("identity", "ApiClient")
+    Learner = apps.get_model("identity", "Learner")
     client = ApiClient.objects.create(name="bench-memory-retrieval")
     try:
         learners = {}

@@ -68,8 +68,8 @@ def run(quick: bool) -> list[dict]:
     from django.test import override_settings
     from llama_cpp import Llama
 
-    from core.llm import assets
     from bloom.tests.reliability import procs
+    from core.llm import assets
 
     call_command("migrate", verbosity=0, interactive=False)  # telemetry rows of the Bloom arm
     model = assets.DEFAULT_CHAT_MODEL

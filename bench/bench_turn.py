@@ -1,6 +1,6 @@
 """Chat-turn latency with the embedded model (llama.cpp, the configured BLOOM_LLM), broken down
 by phase: routing, context build, model, guard, persistence, plus time to first token and total.
-Runs whole turns through `coaching.engine.turn_run` (streaming on, as the SSE path does) for an
+Runs whole turns through `coaching.turn.turn_run` (streaming on, as the SSE path does) for an
 onboarded learner in a throwaway API client that is deleted afterwards.
 
     python bench/run.py turn --quick     # 5 turns
@@ -33,11 +33,12 @@ def run(quick: bool) -> list[dict]:
     from django.conf import settings
 
     from coaching import services
-    from coaching.engine import ModelDown, turn_run
     from coaching.models import ApiClient
+    from coaching.turn import ModelDown, turn_run
+    from core.identity import services as identity_services
 
     n = 5 if quick else 20
-    client = services.api_client_create(name="bench_turn (temporary)")
+    client = identity_services.api_client_create(name="bench_turn (temporary)")
     try:
         learner = services.learner_create(client=client)
         services.profile_update(learner=learner, primary_goal="learn to swim", goal_category="sport",

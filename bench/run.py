@@ -64,8 +64,8 @@ def embedded_model_server():
     runtime as production."""
     from django.conf import settings
 
-    from core.env import DEFAULT_MODEL_SERVER_URL
     from bloom.tests.reliability import procs
+    from core.env import DEFAULT_MODEL_SERVER_URL
 
     if settings.BLOOM_LLM.provider != "openai" or settings.OPENAI_BASE_URL != DEFAULT_MODEL_SERVER_URL:
         return None

@@ -1,6 +1,6 @@
 """Erasure of a learner ("forget me"): everything about the learner goes, in one call.
 
-`memory.services.learner_forget` removes what memory holds (facts with their embeddings and
+`memory.services.forget.learner_forget` removes what memory holds (facts with their embeddings and
 history, summaries, entities, mentions, relations, extraction runs) and anonymises telemetry (the
 rows stay for cost/latency aggregates, with learner and conversation ids NULL and prompt/response
 content cleared). Deleting the Learner then cascades through everything coaching and research
@@ -8,19 +8,19 @@ hold: profile, conversations, messages, turns, plans, sessions, check-ins, enrol
 feeds, reminders. Telemetry rows of the learner's turns carry no learner id but the conversation
 id: they are anonymised by conversation too, before the conversations disappear.
 
-Memory cannot import coaching (dependency order), so the whole-learner operation lives here, at
-the project level, and is exposed as `DELETE /api/v1/learners/<research_id>`."""
+It touches every app, so it lives at the project level, above all of them, and is exposed as
+`DELETE /api/v1/learners/<research_id>` by `bloom.api`."""
 
 from __future__ import annotations
 
 from django.db import transaction
 
+from core.identity.models import Conversation, Learner, Message
+from memory.services.forget import learner_forget
+from telemetry.models import ModelCall
+
 
 def learner_erase(*, learner) -> dict[str, int]:
-    from coaching.models import Conversation, Learner, Message
-    from memory.services import learner_forget
-    from telemetry.models import ModelCall
-
     counts: dict[str, int] = dict(learner_forget(learner_id=learner.pk))
     with transaction.atomic():
         conversation_ids = list(Conversation.objects.filter(learner=learner).values_list("pk", flat=True))

@@ -4,7 +4,7 @@ Message text older than the retention period is blanked; the rows stay, so count
 timestamps, routing records and research exports (which never carry free text) are unchanged.
 The copies of that text elsewhere go too: a turn's context snapshot and the prompt/response
 content of telemetry rows of the same age. Long-term memory facts are not touched: they are the
-learner's memory, removed by forgetting the learner (memory.services.learner_forget).
+learner's memory, removed by forgetting the learner (memory.services.forget.learner_forget).
 
 Runs as the periodic task `bloom.retention_blank_messages` (a django_celery_beat row registered
 after migrate, idempotently; staff can change its interval or disable it in the admin). With the
@@ -18,6 +18,9 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from coaching.models import Message, Turn
+from telemetry.models import ModelCall
+
 TASK_NAME = "bloom.retention_blank_messages"
 PERIODIC_TASK_ROW = "retention: blank old message text"
 EVERY_SECONDS = 6 * 60 * 60
@@ -26,8 +29,6 @@ EVERY_SECONDS = 6 * 60 * 60
 @transaction.atomic
 def messages_blank_expired(*, days: int | None = None, now: datetime | None = None) -> dict[str, int]:
     """Blank message text older than `days` (default: the setting). Idempotent; returns counts."""
-    from coaching.models import Message, Turn
-    from telemetry.models import ModelCall
 
     days = settings.BLOOM_MESSAGE_RETENTION_DAYS if days is None else days
     if days <= 0:

@@ -63,6 +63,7 @@ INSTALLED_APPS = [
     "django_celery_beat",
     "core",
     "core.outbox",
+    "core.identity",
     "bloom",
     "telemetry",
     "memory",
@@ -156,7 +157,7 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "core.schema.BloomAutoSchema",
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "coaching.api.auth.ApiTokenAuthentication",
+        "core.identity.auth.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "EXCEPTION_HANDLER": "coaching.api.errors.exception_handler",
@@ -239,6 +240,10 @@ BLOOM_TELEMETRY_CONTENT_MAX = env_int("BLOOM_TELEMETRY_CONTENT_MAX", 4000, minim
 # Buffered recording: rows are written by a background thread (~µs on the call path instead of a
 # DB round trip); a crash can lose the rows still queued. Off by default.
 BLOOM_TELEMETRY_ASYNC = env_bool("BLOOM_TELEMETRY_ASYNC", False)
+# The coach's read-only tool loop (coaching.turn.tool_loop). Off by default: with the 0.5B default
+# model every loop step costs a JSON-constrained call (seconds on 2 cores) for little gain, and
+# code already performs the actions. Turn on for larger models.
+BLOOM_COACH_TOOL_LOOP = env_bool("BLOOM_COACH_TOOL_LOOP", False)
 
 # --- celery ---------------------------------------------------------------------------------
 BROKER_DIR = VAR_DIR / "broker"
@@ -269,6 +274,38 @@ BLOOM_WORKER_NICE = env_int("BLOOM_WORKER_NICE", 19, minimum=0)
 BLOOM_MEMORY_EXTRACTION = env_bool("BLOOM_MEMORY_EXTRACTION", True)
 BLOOM_SUMMARY_THRESHOLD = env_int("BLOOM_SUMMARY_THRESHOLD", 5, minimum=1)
 BLOOM_ARCHIVE_AFTER_DAYS = env_int("BLOOM_ARCHIVE_AFTER_DAYS", 30, minimum=1)
+# Ingest: cosine at which a new fact strengthens an older one / may be flagged as a surprise.
+BLOOM_MEMORY_DEDUP_COSINE = env_float("BLOOM_MEMORY_DEDUP_COSINE", 0.90)
+BLOOM_MEMORY_SURPRISE_COSINE = env_float("BLOOM_MEMORY_SURPRISE_COSINE", 0.75)
+# Search access marks are written behind every this many seconds (0: in the search itself).
+BLOOM_MEMORY_ACCESS_FLUSH_SECONDS = env_float("BLOOM_MEMORY_ACCESS_FLUSH_SECONDS", 1.0)
+BLOOM_MEMORY_SEARCH_SECOND_HOP = env_bool("BLOOM_MEMORY_SEARCH_SECOND_HOP", True)
+# Tiers on the decay score: hot at or above HOT_MIN, warm at or above WARM_MIN, cold below.
+BLOOM_MEMORY_TIER_HOT_MIN = env_float("BLOOM_MEMORY_TIER_HOT_MIN", 0.7)
+BLOOM_MEMORY_TIER_WARM_MIN = env_float("BLOOM_MEMORY_TIER_WARM_MIN", 0.4)
+for _name, _value in (("BLOOM_MEMORY_DEDUP_COSINE", BLOOM_MEMORY_DEDUP_COSINE),
+                      ("BLOOM_MEMORY_SURPRISE_COSINE", BLOOM_MEMORY_SURPRISE_COSINE),
+                      ("BLOOM_MEMORY_TIER_HOT_MIN", BLOOM_MEMORY_TIER_HOT_MIN),
+                      ("BLOOM_MEMORY_TIER_WARM_MIN", BLOOM_MEMORY_TIER_WARM_MIN)):
+    if not 0 < _value <= 1:
+        raise ConfigError(f"{_name}={_value} must be > 0 and <= 1")
+if BLOOM_MEMORY_ACCESS_FLUSH_SECONDS < 0:
+    raise ConfigError(f"BLOOM_MEMORY_ACCESS_FLUSH_SECONDS={BLOOM_MEMORY_ACCESS_FLUSH_SECONDS} must be >= 0")
+if BLOOM_MEMORY_TIER_WARM_MIN > BLOOM_MEMORY_TIER_HOT_MIN:
+    raise ConfigError(f"BLOOM_MEMORY_TIER_WARM_MIN={BLOOM_MEMORY_TIER_WARM_MIN} must be <= "
+                      f"BLOOM_MEMORY_TIER_HOT_MIN={BLOOM_MEMORY_TIER_HOT_MIN}")
+# Read path (context block): at most this many facts, none older than this many days.
+BLOOM_CONTEXT_MAX_FACTS = env_int("BLOOM_CONTEXT_MAX_FACTS", 12, minimum=1)
+BLOOM_CONTEXT_MAX_DAYS = env_int("BLOOM_CONTEXT_MAX_DAYS", 90, minimum=1)
+# pgvector HNSW ef_search for the staff-wide (all learners) search.
+BLOOM_HNSW_EF_SEARCH = env_int("BLOOM_HNSW_EF_SEARCH", 100, minimum=1)
+# GLiNER labels (comma-separated; empty: the entity model's own) and span threshold (empty: the
+# one stored with the model).
+BLOOM_ENTITY_LABELS = [x.strip() for x in env_str("BLOOM_ENTITY_LABELS", "").split(",") if x.strip()]
+BLOOM_ENTITY_THRESHOLD = (env_float("BLOOM_ENTITY_THRESHOLD", 0.0) if env_str("BLOOM_ENTITY_THRESHOLD", "")
+                          else None)
+if BLOOM_ENTITY_THRESHOLD is not None and not 0 <= BLOOM_ENTITY_THRESHOLD <= 1:
+    raise ConfigError(f"BLOOM_ENTITY_THRESHOLD={BLOOM_ENTITY_THRESHOLD} must be between 0 and 1")
 # Retention: learner/coach message text older than this many days is blanked by the periodic
 # task bloom.retention (rows and counts stay). 0 keeps message text forever.
 BLOOM_MESSAGE_RETENTION_DAYS = env_int("BLOOM_MESSAGE_RETENTION_DAYS", 0, minimum=0)

@@ -3,9 +3,10 @@ from django.http import HttpResponseRedirect
 from django.urls import Resolver404, include, path, re_path, resolve
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from bloom import api_tokens
+from bloom import api as bloom_api
 from core.errors import error_json
 from core.health import healthz
+from core.identity import api as api_tokens
 
 
 def other_spelling(request):
@@ -34,6 +35,7 @@ api_v1 = [
     path("tokens", api_tokens.TokenListView.as_view(), name="token-list"),
     path("tokens/rotate", api_tokens.TokenRotateView.as_view(), name="token-rotate"),
     path("tokens/<int:token_id>", api_tokens.TokenRevokeView.as_view(), name="token-revoke"),
+    path("learners/<uuid:research_id>", bloom_api.LearnerDetailView.as_view(), name="learner-detail"),
     path("", include("coaching.api.urls")),
     path("memory/", include("memory.api.urls")),
     path("telemetry/", include("telemetry.api.urls")),

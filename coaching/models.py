@@ -1,91 +1,27 @@
-"""Coaching data: API clients and their tokens, learners, profiles (onboarding state), conversations,
-messages, the per-turn routing/audit record, and the minimal plan/session/check-in tables that
-issue 7 extends.
+"""Coaching data: learner profiles (onboarding state), the per-turn routing/audit record, plans,
+planned sessions with the audit of their status changes, check-ins and chat links.
 
-`Learner` and `Message` are referenced by `memory` by string label: keep their names and primary
-keys stable."""
+The identity record (API clients, tokens, learners, conversations, messages) lives in the bottom
+layer, `core.identity`, because every app hangs off it; it is re-exported here because coaching's
+own code addresses those rows as coaching data."""
 
 from __future__ import annotations
 
-import hashlib
-import secrets
-import uuid
-
-from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
-from django.db.models import Q
 
-TOKEN_PREFIX = "bloom_"
-
-
-def hash_token(raw: str) -> str:
-    return hashlib.sha256(raw.encode("utf-8")).hexdigest()
-
-
-class ApiClient(models.Model):
-    """An integration (an app, a research team) that owns learners. Isolation is per client."""
-
-    name = models.CharField(max_length=120)
-    owner = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="api_clients"
-    )
-    is_active = models.BooleanField(default=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    def __str__(self) -> str:
-        return self.name
-
-    # DRF's IsAuthenticated checks `request.user.is_authenticated`; the client acts as the user.
-    @property
-    def is_authenticated(self) -> bool:
-        return True
-
-    # Permission classes (IsAdminUser, the research export permission) read these on request.user:
-    # a client is never staff, and must get a plain False rather than an AttributeError (a 500).
-    is_staff = False
-    is_superuser = False
-
-    def has_perm(self, perm, obj=None) -> bool:
-        return False
-
-
-class ApiToken(models.Model):
-    """A bearer token. Only its sha256 is stored; the raw value is shown once at creation."""
-
-    client = models.ForeignKey(ApiClient, on_delete=models.CASCADE, related_name="tokens")
-    name = models.CharField(max_length=120, blank=True)
-    # First characters of the raw token, so staff can tell tokens apart without the secret.
-    prefix = models.CharField(max_length=16, db_index=True)
-    key_hash = models.CharField(max_length=64, unique=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    last_used_at = models.DateTimeField(null=True, blank=True)
-    revoked_at = models.DateTimeField(null=True, blank=True)
-
-    def __str__(self) -> str:
-        return f"{self.prefix}… ({self.client})"
-
-    @staticmethod
-    def generate_raw() -> str:
-        return TOKEN_PREFIX + secrets.token_urlsafe(32)
-
-
-class StudyArm(models.TextChoices):
-    COACH = "coach", "Coach"
-    TRACKER = "tracker", "Tracker (control)"
-
-
-class Learner(models.Model):
-    client = models.ForeignKey(ApiClient, on_delete=models.CASCADE, related_name="learners")
-    display_name = models.CharField(max_length=120, blank=True)
-    # Pseudonymous id used in URLs, exports and the chat page; never the primary key.
-    research_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
-    study_arm = models.CharField(max_length=16, choices=StudyArm.choices, default=StudyArm.COACH)
-    timezone = models.CharField(max_length=64, default="UTC")
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    def __str__(self) -> str:
-        return self.display_name or str(self.research_id)
+from core.identity.models import (  # noqa: F401  (re-exported: see the docstring)
+    TOKEN_PREFIX,
+    ApiClient,
+    ApiToken,
+    Conversation,
+    Learner,
+    Message,
+    MessageStatus,
+    Role,
+    StudyArm,
+    hash_token,
+)
 
 
 class GoalCategory(models.TextChoices):
@@ -142,61 +78,6 @@ class LearnerProfile(models.Model):
     @property
     def onboarded(self) -> bool:
         return self.onboarding_step == OnboardingStep.DONE
-
-
-class Conversation(models.Model):
-    learner = models.ForeignKey(Learner, on_delete=models.CASCADE, related_name="conversations")
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        indexes = [models.Index(fields=["learner", "-created_at"], name="conv_learner_recent_idx")]
-
-    def __str__(self) -> str:
-        return f"conversation {self.pk} ({self.learner})"
-
-
-class Role(models.TextChoices):
-    LEARNER = "learner", "Learner"
-    COACH = "coach", "Coach"
-    SYSTEM = "system", "System"
-
-
-class MessageStatus(models.TextChoices):
-    """Learner messages: pending while a turn runs, answered once a reply is stored, unanswered
-    when the model was down (kept, never lost). Coach/system messages leave it blank."""
-
-    PENDING = "pending", "Pending"
-    ANSWERED = "answered", "Answered"
-    UNANSWERED = "unanswered", "Unanswered"
-    NONE = "", "—"
-
-
-class Message(models.Model):
-    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="messages")
-    role = models.CharField(max_length=10, choices=Role.choices)
-    content = models.TextField()
-    specialist = models.CharField(max_length=20, blank=True)
-    # NULL (not "") when absent, so the per-conversation unique constraint ignores keyless messages.
-    idempotency_key = models.CharField(max_length=128, null=True, blank=True)  # noqa: DJ001
-    status = models.CharField(max_length=12, choices=MessageStatus.choices, blank=True, default="")
-    reply_to = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="replies"
-    )
-    trace_id = models.CharField(max_length=32, blank=True, db_index=True)
-    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
-
-    class Meta:
-        ordering = ["created_at", "id"]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["conversation", "idempotency_key"], condition=Q(idempotency_key__isnull=False),
-                name="message_idempotency_per_conversation",
-            ),
-        ]
-        indexes = [models.Index(fields=["conversation", "-created_at"], name="msg_conv_recent_idx")]
-
-    def __str__(self) -> str:
-        return f"{self.role}: {self.content[:60]}"
 
 
 class Turn(models.Model):
@@ -266,6 +147,26 @@ class PlannedSession(models.Model):
 
     def __str__(self) -> str:
         return f"{self.topic or 'session'} @ {self.planned_start:%Y-%m-%d %H:%M} [{self.status}]"
+
+
+class SessionStatusChange(models.Model):
+    """Audit of every change of a planned session's status (check-in, missed task, calendar import,
+    staff). The table keeps its original `research_` name: the model moved here from the research
+    app without touching data."""
+
+    session = models.ForeignKey(PlannedSession, on_delete=models.CASCADE, related_name="status_changes")
+    from_status = models.CharField(max_length=12)
+    to_status = models.CharField(max_length=12)
+    source = models.CharField(max_length=20)  # missed_task | calendar | staff
+    detail = models.CharField(max_length=200, blank=True)
+    changed_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "research_sessionstatuschange"
+
+    def __str__(self) -> str:
+        return f"{self.session_id}: {self.from_status} → {self.to_status} ({self.source})"
+
 
 
 class CheckInOutcome(models.TextChoices):

@@ -16,7 +16,6 @@ from django.utils import timezone
 from coaching.models import (
     CHAT_LINK_SALT,
     ApiClient,
-    ApiToken,
     ChatLink,
     CheckIn,
     CompletionSource,
@@ -32,7 +31,6 @@ from coaching.models import (
     Role,
     SessionStatus,
     StudyArm,
-    hash_token,
 )
 from coaching.onboarding import QUESTIONS
 from coaching.selectors import profile_get
@@ -50,33 +48,6 @@ class ServiceError(Exception):
         self.code, self.field = code, field
         if status is not None:
             self.status = status
-
-
-# --- clients and tokens ---------------------------------------------------------------------------
-@transaction.atomic
-def api_client_create(*, name: str, owner=None) -> ApiClient:
-    return ApiClient.objects.create(name=name, owner=owner)
-
-
-@transaction.atomic
-def api_token_create(*, client: ApiClient, name: str = "") -> tuple[ApiToken, str]:
-    """Returns (token row, raw token). The raw value is never stored: show it once."""
-    raw = ApiToken.generate_raw()
-    token = ApiToken.objects.create(client=client, name=name, prefix=raw[:12], key_hash=hash_token(raw))
-    return token, raw
-
-
-def api_token_authenticate(*, raw: str) -> ApiToken | None:
-    token = (ApiToken.objects.select_related("client")
-             .filter(key_hash=hash_token(raw), revoked_at__isnull=True, client__is_active=True).first())
-    if token is None:
-        return None
-    now = timezone.now()
-    # Throttle the write: last_used_at to the minute is enough for audits.
-    if token.last_used_at is None or now - token.last_used_at > timedelta(minutes=1):
-        ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
-        token.last_used_at = now
-    return token
 
 
 # --- learners and profiles ------------------------------------------------------------------------

@@ -24,7 +24,7 @@ class ClientRateThrottle(SimpleRateThrottle):
         return api_settings.DEFAULT_THROTTLE_RATES.get(self.scope)
 
     def get_cache_key(self, request, view):
-        from coaching.models import ApiClient  # lazy: DRF imports throttles while settings load
+        from core.identity.models import ApiClient  # lazy: DRF imports throttles while settings load
 
         user = request.user
         if isinstance(user, ApiClient):

@@ -9,6 +9,7 @@ from django.db import models
 from django.db.models import Q
 from pgvector.django import VectorField
 
+from core.identity.models import Learner, Message
 from memory.rules import FACT_TYPES, TIERS
 
 
@@ -29,7 +30,7 @@ assert tuple(FactType.values) == FACT_TYPES and tuple(Tier.values) == TIERS
 
 
 class Summary(models.Model):
-    learner = models.ForeignKey("coaching.Learner", on_delete=models.CASCADE, related_name="memory_summaries")
+    learner = models.ForeignKey(Learner, on_delete=models.CASCADE, related_name="memory_summaries")
     period_start = models.DateTimeField()
     period_end = models.DateTimeField()
     text = models.TextField()
@@ -46,12 +47,12 @@ class Summary(models.Model):
 
 
 class Fact(models.Model):
-    learner = models.ForeignKey("coaching.Learner", on_delete=models.CASCADE, related_name="memory_facts")
+    learner = models.ForeignKey(Learner, on_delete=models.CASCADE, related_name="memory_facts")
     fact_type = models.CharField(max_length=12, choices=FactType.choices)
     content = models.CharField(max_length=500)
     confidence = models.FloatField(default=0.5)
     source_message = models.ForeignKey(
-        "coaching.Message", null=True, blank=True, on_delete=models.SET_NULL, related_name="memory_facts"
+        Message, null=True, blank=True, on_delete=models.SET_NULL, related_name="memory_facts"
     )
     source_agent = models.CharField(max_length=40, blank=True)  # "extractor", "api", "mcp", specialist name
     embedding = VectorField(dimensions=settings.EMBEDDING_DIM, null=True, blank=True)
@@ -129,7 +130,7 @@ class FactHistory(models.Model):
 
 
 class Entity(models.Model):
-    learner = models.ForeignKey("coaching.Learner", on_delete=models.CASCADE, related_name="memory_entities")
+    learner = models.ForeignKey(Learner, on_delete=models.CASCADE, related_name="memory_entities")
     canonical_name = models.CharField(max_length=200)
     label = models.CharField(max_length=30)
     display_name = models.CharField(max_length=200)  # the first surface form seen
@@ -153,7 +154,7 @@ class Mention(models.Model):
     entity = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="mentions")
     fact = models.ForeignKey(Fact, null=True, blank=True, on_delete=models.CASCADE, related_name="mentions")
     message = models.ForeignKey(
-        "coaching.Message", null=True, blank=True, on_delete=models.CASCADE, related_name="memory_mentions"
+        Message, null=True, blank=True, on_delete=models.CASCADE, related_name="memory_mentions"
     )
     start = models.PositiveIntegerField()
     end = models.PositiveIntegerField()
@@ -175,7 +176,7 @@ class Mention(models.Model):
 class Relation(models.Model):
     """Co-occurrence of two entities within a fact; weight counts the facts they share."""
 
-    learner = models.ForeignKey("coaching.Learner", on_delete=models.CASCADE, related_name="memory_relations")
+    learner = models.ForeignKey(Learner, on_delete=models.CASCADE, related_name="memory_relations")
     entity_a = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="relations_out")
     entity_b = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="relations_in")
     kind = models.CharField(max_length=30, default="co_occurs")
@@ -197,8 +198,8 @@ class Relation(models.Model):
 class ExtractionRun(models.Model):
     """Marks a message as processed by `memory.extract_facts` (idempotency: one per message)."""
 
-    message = models.OneToOneField("coaching.Message", on_delete=models.CASCADE, related_name="memory_extraction")
-    learner = models.ForeignKey("coaching.Learner", on_delete=models.CASCADE, related_name="memory_extractions")
+    message = models.OneToOneField(Message, on_delete=models.CASCADE, related_name="memory_extraction")
+    learner = models.ForeignKey(Learner, on_delete=models.CASCADE, related_name="memory_extractions")
     created = models.PositiveSmallIntegerField(default=0)
     strengthened = models.PositiveSmallIntegerField(default=0)
     surprises = models.PositiveSmallIntegerField(default=0)

@@ -7,13 +7,19 @@ import logging
 from typing import Any
 
 from celery import shared_task
-from django.apps import apps
 from django.db.models import Count, Q
 
+from core.identity.models import Message
 from core.llm import LLMError, LLMInvalidOutput, call_context, chat, embed, entities
-from memory import conf, rules, services
+from core.outbox.services import outbox_resend_lost
+from memory import conf, rules
 from memory.extraction import FACTS_SCHEMA, extraction_messages, summary_messages
 from memory.models import EntityRun, ExtractionRun, Fact
+from memory.services.consolidation import facts_consolidate
+from memory.services.entities import entities_record
+from memory.services.ingest import extraction_record
+from memory.services.summaries import facts_archive_covered, summary_create, summary_enqueue_if_due
+from memory.services.tiers import tiers_apply
 
 logger = logging.getLogger(__name__)
 RETRY_DELAYS = (5, 30, 120)
@@ -28,7 +34,6 @@ def _retry(task: Any, exc: LLMError) -> None:
 
 @shared_task(name="memory.extract_facts", bind=True, max_retries=len(RETRY_DELAYS))
 def extract_facts(self, message_id: int) -> dict[str, Any] | None:
-    Message = apps.get_model("coaching", "Message")
     msg = Message.objects.filter(pk=message_id).select_related("conversation").first()
     if msg is None or msg.role != "learner" or ExtractionRun.objects.filter(message_id=message_id).exists():
         return None
@@ -51,7 +56,7 @@ def extract_facts(self, message_id: int) -> dict[str, Any] | None:
     except LLMError as exc:
         _retry(self, exc)
         return {"status": "failed", "error": type(exc).__name__}
-    outcome = services.extraction_record(message_id=message_id, learner_id=learner_id, facts=facts,
+    outcome = extraction_record(message_id=message_id, learner_id=learner_id, facts=facts,
                                          embeddings=vectors, dropped=dropped,
                                          model=result.response_model or result.request_model)
     return None if outcome is None else {"status": "ok", **outcome.as_dict(), "dropped": dropped}
@@ -70,7 +75,7 @@ def extract_entities(self, fact_id: int) -> dict[str, int] | None:
         _retry(self, exc)
         return None
     kept, dropped = rules.validate_spans(fact.content, list(spans), labels=labels)
-    run = services.entities_record(fact_id=fact_id, spans=kept, dropped=dropped)
+    run = entities_record(fact_id=fact_id, spans=kept, dropped=dropped)
     return None if run is None else {"kept": run.kept, "dropped": run.dropped}
 
 
@@ -94,14 +99,14 @@ def summarize(self, learner_id: int) -> dict[str, Any] | None:
     if not text:
         logger.warning("memory.summarize: empty summary for learner %s", learner_id)
         return None
-    summary = services.summary_create(learner_id=learner_id, fact_ids=[f.pk for f in batch], text=text,
+    summary = summary_create(learner_id=learner_id, fact_ids=[f.pk for f in batch], text=text,
                                       model=result.response_model or result.request_model)
     return None if summary is None else {"summary_id": summary.pk, "facts": summary.fact_count}
 
 
 @shared_task(name="memory.decay_tiers")
 def decay_tiers() -> dict[str, int]:
-    return services.tiers_apply()
+    return tiers_apply()
 
 
 @shared_task(name="memory.consolidate")
@@ -113,13 +118,27 @@ def consolidate() -> dict[str, int]:
                 .annotate(n=Count("id", filter=Q(superseded_by__isnull=True, surprise=False)))
                 .filter(n__gte=2).values_list("learner_id", flat=True))
     for learner_id in learners:
-        merged += services.facts_consolidate(learner_id=learner_id)["merged"]
-        services.summary_enqueue_if_due(learner_id=learner_id)
-    archived = services.facts_archive_covered()
+        merged += facts_consolidate(learner_id=learner_id)["merged"]
+        summary_enqueue_if_due(learner_id=learner_id)
+    archived = facts_archive_covered()
     return {"merged": merged, "archived": archived}
+
+
+# Memory tasks whose work leaves a marker row when it ran (task name -> which of these ids ran),
+# so the outbox can tell "sent but never ran".
+def _extracted(ids: list[int]) -> set[int]:
+    return set(ExtractionRun.objects.filter(message_id__in=ids).values_list("message_id", flat=True))
+
+
+def _entities_done(ids: list[int]) -> set[int]:
+    return set(EntityRun.objects.filter(fact_id__in=ids).values_list("fact_id", flat=True))
+
+
+RESENDABLE_TASKS = {"memory.extract_facts": _extracted, "memory.extract_entities": _entities_done}
 
 
 @shared_task(name="memory.resend_lost")
 def resend_lost() -> dict[str, int]:
-    """Periodic: memory tasks a broker lost after accepting them are sent again (see services)."""
-    return services.outbox_resend_lost()
+    """Periodic: memory tasks a broker lost after accepting them are sent again
+    (core.outbox.services.outbox_resend_lost)."""
+    return outbox_resend_lost(done_checks=RESENDABLE_TASKS)

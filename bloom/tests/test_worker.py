@@ -9,9 +9,9 @@ import uuid
 import pytest
 from django.db import transaction
 
+from bloom.tasks import PING_TASK, PONG_TASK
 from core.outbox.models import OutboxMessage
 from core.outbox.services import outbox_enqueue, outbox_relay
-from bloom.tasks import PING_TASK, PONG_TASK
 
 
 def _wait_for_pong(token: str, timeout: float = 60.0) -> OutboxMessage:

@@ -2,10 +2,10 @@ from django.urls import path
 
 from coaching.api import views
 
-# One style across /api/v1/: no trailing slash; a learner is always its UUID.
+# One style across /api/v1/: no trailing slash; a learner is always its UUID. The learner detail
+# route (GET + DELETE) is wired by the project (bloom/urls.py): erasure reaches every app.
 urlpatterns = [
     path("learners", views.LearnerListView.as_view(), name="learner-list"),
-    path("learners/<uuid:research_id>", views.LearnerDetailView.as_view(), name="learner-detail"),
     path("learners/<uuid:research_id>/profile", views.ProfileView.as_view(), name="learner-profile"),
     path("learners/<uuid:research_id>/conversations", views.ConversationStartView.as_view(),
          name="conversation-start"),

@@ -14,7 +14,6 @@ from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.schema import ErrorOut
 from coaching import selectors, services
 from coaching.api.errors import error_response
 from coaching.api.serializers import (
@@ -40,9 +39,10 @@ from coaching.api.serializers import (
     TurnUnavailableOut,
     WeekQuery,
 )
-from coaching.engine import ModelDown, turn_run
 from coaching.models import ApiClient, Message, MessageStatus
 from coaching.streaming import TurnStream, streaming_response
+from coaching.turn import ModelDown, turn_run
+from core.schema import ErrorOut
 
 
 def client_of(request) -> ApiClient | None:
@@ -55,7 +55,7 @@ def client_of(request) -> ApiClient | None:
     raise Http404
 
 
-def _learner(request, research_id):
+def learner_of_client(request, research_id):
     learner = selectors.learner_get(client=client_of(request), research_id=research_id)
     if learner is None:
         raise Http404("Learner not found.")
@@ -95,28 +95,22 @@ class LearnerListView(APIView):
 
 
 class LearnerDetailView(APIView):
+    """GET here; DELETE (erasure touches every app) is added by the project layer, bloom.api."""
+
     @extend_schema(summary="Get a learner", responses=LearnerOut)
     def get(self, request, research_id):
-        return Response(LearnerOut(_learner(request, research_id)).data)
-
-    @extend_schema(summary="Erase a learner", request=None, responses={204: None})
-    def delete(self, request, research_id):
-        """Erase the learner: memory, conversations, messages, plans… gone; telemetry anonymised."""
-        from bloom.erasure import learner_erase
-
-        learner_erase(learner=_learner(request, research_id))
-        return Response(status=status.HTTP_204_NO_CONTENT)
+        return Response(LearnerOut(learner_of_client(request, research_id)).data)
 
 
 class ProfileView(APIView):
     @extend_schema(summary="Get a learner's profile", responses=ProfileOut)
     def get(self, request, research_id):
-        learner = _learner(request, research_id)
+        learner = learner_of_client(request, research_id)
         return Response(ProfileOut(selectors.profile_get(learner=learner)).data)
 
     @extend_schema(summary="Update a learner's profile", request=ProfileUpdateIn, responses=ProfileOut)
     def patch(self, request, research_id):
-        learner = _learner(request, research_id)
+        learner = learner_of_client(request, research_id)
         data = ProfileUpdateIn(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
         if not data.validated_data:
@@ -129,7 +123,7 @@ class ConversationStartView(APIView):
     @extend_schema(summary="Start a conversation", request=None, responses={201: ConversationOut})
     def post(self, request, research_id):
         """A learner still onboarding gets the first onboarding question as the opening message."""
-        learner = _learner(request, research_id)
+        learner = learner_of_client(request, research_id)
         conversation = services.conversation_start(learner=learner)
         return Response(ConversationOut(conversation).data, status=status.HTTP_201_CREATED)
 
@@ -252,7 +246,7 @@ class PlanListView(APIView):
                    responses=PlanOut(many=True))
     def get(self, request, research_id):
         """Newest week first; `week=<any day>` gives that week's plan only."""
-        learner = _learner(request, research_id)
+        learner = learner_of_client(request, research_id)
         week = _week(request)
         return _page(request, self, selectors.plans_for(learner=learner, week_start=week.week_start()), PlanOut)
 
@@ -263,7 +257,7 @@ class SessionListView(APIView):
     @extend_schema(summary="A learner's planned sessions", parameters=[WeekQuery], responses=SessionOut(many=True))
     def get(self, request, research_id):
         """In start order; filter by `week` (any day of it, the learner's calendar) and `status`."""
-        learner = _learner(request, research_id)
+        learner = learner_of_client(request, research_id)
         week = _week(request)
         rows = selectors.sessions_for(learner=learner, week_start=week.week_start(),
                                       status=week.validated_data.get("status"))
@@ -273,7 +267,7 @@ class SessionListView(APIView):
     def post(self, request, research_id):
         """Goes into the plan of the session's week (created when missing). 5-600 minutes, not in
         the past."""
-        learner = _learner(request, research_id)
+        learner = learner_of_client(request, research_id)
         data = SessionIn(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
@@ -317,7 +311,7 @@ class CheckInListView(APIView):
     @extend_schema(summary="A learner's check-ins", responses=CheckInOut(many=True))
     def get(self, request, research_id):
         """Newest first: what the learner reported, in the chat or through this API."""
-        learner = _learner(request, research_id)
+        learner = learner_of_client(request, research_id)
         return _page(request, self, selectors.checkins_for(learner=learner).select_related("learner"), CheckInOut)
 
 
@@ -338,7 +332,7 @@ class ChatLinkView(APIView):
     def post(self, request, research_id):
         """The page behind the URL shows this learner's conversation, streams replies and needs
         no login; anyone holding the URL can chat as the learner until it expires or is revoked."""
-        learner = _learner(request, research_id)
+        learner = learner_of_client(request, research_id)
         data = ChatLinkIn(data=request.data)
         data.is_valid(raise_exception=True)
         link, token = services.chat_link_create(
@@ -348,4 +342,4 @@ class ChatLinkView(APIView):
 
     @extend_schema(summary="Revoke every chat link of a learner", request=None, responses=ChatLinksRevokedOut)
     def delete(self, request, research_id):
-        return Response({"revoked": services.chat_links_revoke(learner=_learner(request, research_id))})
+        return Response({"revoked": services.chat_links_revoke(learner=learner_of_client(request, research_id))})

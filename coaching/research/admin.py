@@ -10,6 +10,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
+from coaching.models import SessionStatusChange
 from coaching.research import selectors
 from coaching.research.api.permissions import EXPORT_PERMISSION
 from coaching.research.charts import line_chart_svg
@@ -20,7 +21,6 @@ from coaching.research.models import (
     Enrollment,
     ExportLog,
     ReminderDelivery,
-    SessionStatusChange,
     Study,
 )
 

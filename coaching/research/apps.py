@@ -4,7 +4,7 @@ from django.db.models.signals import post_migrate, pre_save
 
 class ResearchConfig(AppConfig):
     """Studies, arms, calendar feeds, reminders and the adherence export. Nested under `coaching`
-    (DESIGN.md puts research export there) but with its own label and migrations."""
+    (research reads coaching data: plans, sessions, check-ins) but with its own label and migrations."""
 
     name = "coaching.research"
     label = "research"
@@ -12,9 +12,10 @@ class ResearchConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        import coaching.research.api.schema_extensions  # noqa: F401  (registers the OpenAPI descriptions)
         from coaching.research.schedule import register_periodic_tasks
         from coaching.research.services import learner_treatment_follows_enrollment
 
         post_migrate.connect(register_periodic_tasks, sender=self, dispatch_uid="research_periodic_tasks")
-        pre_save.connect(learner_treatment_follows_enrollment, sender="coaching.Learner",
+        pre_save.connect(learner_treatment_follows_enrollment, sender="identity.Learner",
                          dispatch_uid="research_treatment_follows_enrollment")

@@ -11,6 +11,8 @@ import secrets
 from django.conf import settings
 from django.db import models
 
+from core.identity.models import Learner, Message
+
 
 def _arms_default() -> list[str]:
     return ["coach", "tracker"]
@@ -46,7 +48,7 @@ class Study(models.Model):
 
 class Enrollment(models.Model):
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="enrollments")
-    learner = models.ForeignKey("coaching.Learner", on_delete=models.CASCADE, related_name="enrollments")
+    learner = models.ForeignKey(Learner, on_delete=models.CASCADE, related_name="enrollments")
     arm = models.CharField(max_length=16)
     # Goal category at enrolment (stratification variable); "unknown" when the profile had none.
     stratum = models.CharField(max_length=20)
@@ -80,7 +82,7 @@ class CalendarFeed(models.Model):
     once at creation (rotate to get a new one). The coach may say "in your calendar" only when a
     live feed exists AND `subscription_confirmed_at` is set (see selectors)."""
 
-    learner = models.ForeignKey("coaching.Learner", on_delete=models.CASCADE, related_name="calendar_feeds")
+    learner = models.ForeignKey(Learner, on_delete=models.CASCADE, related_name="calendar_feeds")
     token_hash = models.CharField(max_length=64, unique=True)
     created_at = models.DateTimeField(auto_now_add=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
@@ -99,20 +101,6 @@ class CalendarFeed(models.Model):
         return f"calendar feed of {self.learner_id}"
 
 
-class SessionStatusChange(models.Model):
-    """Audit of every status change this app makes (missed task, calendar import, staff)."""
-
-    session = models.ForeignKey("coaching.PlannedSession", on_delete=models.CASCADE, related_name="status_changes")
-    from_status = models.CharField(max_length=12)
-    to_status = models.CharField(max_length=12)
-    source = models.CharField(max_length=20)  # missed_task | calendar | staff
-    detail = models.CharField(max_length=200, blank=True)
-    changed_at = models.DateTimeField(auto_now_add=True)
-
-    def __str__(self) -> str:
-        return f"{self.session_id}: {self.from_status} → {self.to_status} ({self.source})"
-
-
 class ReminderStatus(models.TextChoices):
     PENDING = "pending", "Pending"
     SENT = "sent", "Sent"
@@ -124,9 +112,9 @@ class ReminderDelivery(models.Model):
     """One check-in prompt per learner per slot (local date + kind): the unique constraint is what
     makes the periodic task idempotent, however often beat fires."""
 
-    learner = models.ForeignKey("coaching.Learner", on_delete=models.CASCADE, related_name="reminders")
+    learner = models.ForeignKey(Learner, on_delete=models.CASCADE, related_name="reminders")
     slot = models.CharField(max_length=40)  # e.g. "checkin:2026-03-29" (learner-local date)
-    message = models.ForeignKey("coaching.Message", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    message = models.ForeignKey(Message, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     channel = models.CharField(max_length=12)  # in_app | webhook | email
     status = models.CharField(max_length=10, choices=ReminderStatus.choices, default=ReminderStatus.PENDING)
     error = models.CharField(max_length=300, blank=True)

@@ -19,7 +19,6 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from core.outbox.services import outbox_enqueue
 from coaching.models import (
     CheckIn,
     CompletionSource,
@@ -30,6 +29,7 @@ from coaching.models import (
     PlannedSession,
     Role,
     SessionStatus,
+    SessionStatusChange,
     StudyArm,
 )
 from coaching.research import conf
@@ -39,9 +39,9 @@ from coaching.research.models import (
     ExportLog,
     ReminderDelivery,
     ReminderStatus,
-    SessionStatusChange,
     Study,
 )
+from core.outbox.services import outbox_enqueue
 
 logger = logging.getLogger(__name__)
 

@@ -2,8 +2,9 @@ import pytest
 from django.test import override_settings
 from rest_framework.test import APIClient
 
-from core.env import ModelSpec
 from coaching import services
+from core.env import ModelSpec
+from core.identity import services as identity_services
 
 
 @pytest.fixture
@@ -22,8 +23,8 @@ def fake_model():
 
 
 def make_client(name="acme"):
-    client = services.api_client_create(name=name)
-    _, raw = services.api_token_create(client=client)
+    client = identity_services.api_client_create(name=name)
+    _, raw = identity_services.api_token_create(client=client)
     api = APIClient()
     api.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
     return client, api

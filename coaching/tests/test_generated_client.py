@@ -42,12 +42,12 @@ def generated(tmp_path):
 
 
 def test_generated_client_runs_the_quickstart(live_server, fake_model, settings, generated):
+    from core.identity import services as identity_services
     from core.llm.providers.fake import Scripted
-    from coaching import services
-
     fake_model.default = lambda request: Scripted(text="Great, let's plan your first week.")
     settings.BLOOM_MEMORY_EXTRACTION = False
-    _, token = services.api_token_create(client=services.api_client_create(name="generated"), name="gen")
+    client_row = identity_services.api_client_create(name="generated")
+    _, token = identity_services.api_token_create(client=client_row, name="gen")
     models = generated("models")
     api = lambda path: generated(f"api.{path}")  # noqa: E731
     client = generated("client").AuthenticatedClient(base_url=live_server.url, token=token)

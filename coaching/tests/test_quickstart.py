@@ -42,14 +42,13 @@ def run_lines(lines: list[str], env: dict[str, str]) -> list[tuple[int, str]]:
 
 @pytest.mark.skipif(not (shutil.which("curl") and shutil.which("jq")), reason="the quickstart needs curl and jq")
 def test_readme_quickstart_runs_line_by_line(live_server, fake_model, settings):
+    from core.identity import services as identity_services
     from core.llm.providers.fake import Scripted
-    from coaching import services
-
     fake_model.default = lambda request: Scripted(text="Great, let's plan your first week.")
     settings.BLOOM_MEMORY_EXTRACTION = False  # no worker here; memory is written by the API lines
 
-    client = services.api_client_create(name="quickstart")
-    _, token = services.api_token_create(client=client, name="quickstart")
+    client = identity_services.api_client_create(name="quickstart")
+    _, token = identity_services.api_token_create(client=client, name="quickstart")
     lines = quickstart_lines()
     assert len(lines) == 9, lines
     env = {"PATH": "/usr/bin:/bin:/usr/local/bin", "BLOOM": live_server.url, "TOKEN": token}

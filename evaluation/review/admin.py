@@ -282,8 +282,8 @@ def message_audit_link(obj) -> str:
 
 # Every link resolves through `goto` or the conversation id, so none costs a query per row.
 BACK_LINKS = {"telemetry.modelcall": trace_audit_link, "memory.fact": fact_audit_link,
-              "coaching.conversation": conversation_audit_link, "coaching.turn": trace_audit_link,
-              "coaching.message": message_audit_link}
+              "identity.conversation": conversation_audit_link, "coaching.turn": trace_audit_link,
+              "identity.message": message_audit_link}
 
 
 def _guard_custom_views(admin_class: type[admin.ModelAdmin]) -> type[admin.ModelAdmin]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from coaching.models import Conversation
+from coaching.models import Conversation, Turn
 
 
 class DefectCategory(models.TextChoices):
@@ -33,7 +33,7 @@ class RootCauseLayer(models.TextChoices):
 
 
 class DefectTag(models.Model):
-    turn = models.ForeignKey("coaching.Turn", on_delete=models.CASCADE, related_name="defect_tags")
+    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="defect_tags")
     category = models.CharField(max_length=24, choices=DefectCategory.choices)
     layer = models.CharField("root-cause layer", max_length=16, choices=RootCauseLayer.choices)
     note = models.TextField(blank=True)

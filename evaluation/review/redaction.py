@@ -20,7 +20,7 @@ TEXT_PERMISSION = "review.view_message_text"
 
 # model label (lower case, concrete model) -> fields whose value is, or quotes, learner/coach text.
 TEXT_FIELDS: dict[str, frozenset[str]] = {
-    "coaching.message": frozenset({"content"}),
+    "identity.message": frozenset({"content"}),
     "coaching.turn": frozenset({"context_snapshot", "tool_calls", "guard_events", "offered_options"}),
     "coaching.learnerprofile": frozenset({"primary_goal"}),
     "memory.fact": frozenset({"content"}),
@@ -40,7 +40,7 @@ TEXT_FIELDS: dict[str, frozenset[str]] = {
 
 # Models whose __str__ contains text: a foreign key to one of them renders that text in list
 # columns, read-only widgets and filters, so such keys are hidden too.
-STR_LEAKS_TEXT: frozenset[str] = frozenset({"coaching.message", "memory.fact", "memory.mention", "memory.entity"})
+STR_LEAKS_TEXT: frozenset[str] = frozenset({"identity.message", "memory.fact", "memory.mention", "memory.entity"})
 
 # list_display methods of other apps' admins that render text (the scan test finds new ones).
 EXTRA_TEXT_DISPLAY: dict[str, frozenset[str]] = {

@@ -14,7 +14,7 @@ ADMIN = "admin"
 # app_label.codename; the auditor reads everything a conversation left behind and tags defects,
 # but gets nothing from the research app (so no export).
 AUDITOR_PERMISSIONS = (
-    "coaching.view_conversation", "coaching.view_message", "coaching.view_turn", "coaching.view_learner",
+    "identity.view_conversation", "identity.view_message", "coaching.view_turn", "identity.view_learner",
     "coaching.view_learnerprofile",
     "telemetry.view_modelcall",
     "memory.view_fact", "memory.view_surprisefact", "memory.view_facthistory", "memory.view_summary",

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.apps import apps
 from django.db.models import QuerySet
 
+from core.identity.models import Learner
 from memory import conf, selectors
 from memory.models import Fact
 
@@ -24,7 +24,6 @@ FILTER_OVERFETCH = 5
 
 def learner_for(*, research_id, client_id: int | None, staff: bool):
     """The learner behind a UUID for this caller (staff: any learner), or None."""
-    Learner = apps.get_model("coaching", "Learner")
     qs = Learner.objects.filter(research_id=research_id)
     if not staff:
         if client_id is None:
@@ -34,7 +33,6 @@ def learner_for(*, research_id, client_id: int | None, staff: bool):
 
 
 def research_ids(learner_ids: set[int]) -> dict[int, Any]:
-    Learner = apps.get_model("coaching", "Learner")
     return dict(Learner.objects.filter(pk__in=learner_ids).values_list("id", "research_id"))
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
-from django.apps import apps
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.exceptions import ValidationError
@@ -18,6 +17,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.errors import error_response
+from core.identity.models import ApiClient, Learner
 from core.schema import ErrorOut
 from memory import revisions, rules, selectors, services
 from memory.api import queries
@@ -67,7 +67,6 @@ def _is_staff(request: Request) -> bool:
 
 def _client_id(request: Request) -> int | None:
     """The coaching API client behind the request (token auth sets request.user to the ApiClient)."""
-    ApiClient = apps.get_model("coaching", "ApiClient")
     if isinstance(request.user, ApiClient):
         return request.user.pk
     client_id = getattr(request.auth, "client_id", None)
@@ -75,7 +74,6 @@ def _client_id(request: Request) -> int | None:
 
 
 def learner_allowed(request: Request, learner_id: int) -> bool:
-    Learner = apps.get_model("coaching", "Learner")
     qs = Learner.objects.filter(pk=learner_id)
     if _is_staff(request):
         return qs.exists()

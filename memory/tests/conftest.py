@@ -1,15 +1,16 @@
-"""Memory test fixtures. Learners/messages are created through `apps.get_model` (memory code never
-imports coaching; tests follow the same rule). Real MiniLM embeddings unless a test says otherwise."""
+"""Memory test fixtures. Learners and messages come from `core.identity`, the layer below memory
+(memory code never imports coaching; tests follow the same rule). Real MiniLM embeddings unless a
+test says otherwise."""
 
 from __future__ import annotations
 
 import itertools
 
 import pytest
-from django.apps import apps
 from django.test import override_settings
 
 from core.env import ModelSpec
+from core.identity.models import ApiClient, Conversation, Learner, Message
 from core.llm import assets
 
 _counter = itertools.count(1)
@@ -18,8 +19,6 @@ _counter = itertools.count(1)
 @pytest.fixture
 def make_learner(db):
     def make(client=None, name: str = "learner"):
-        ApiClient = apps.get_model("coaching", "ApiClient")
-        Learner = apps.get_model("coaching", "Learner")
         client = client or ApiClient.objects.create(name=f"client-{next(_counter)}")
         return Learner.objects.create(client=client, display_name=name)
 
@@ -34,8 +33,6 @@ def learner(make_learner):
 @pytest.fixture
 def make_message(db):
     def make(learner, content: str, *, role: str = "learner", conversation=None):
-        Conversation = apps.get_model("coaching", "Conversation")
-        Message = apps.get_model("coaching", "Message")
         conversation = conversation or Conversation.objects.create(learner=learner)
         return Message.objects.create(conversation=conversation, role=role, content=content)
 

@@ -7,6 +7,7 @@ from django.apps import apps
 from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
+from core.identity.models import ApiClient
 from memory.models import Fact
 
 pytestmark = pytest.mark.django_db
@@ -15,7 +16,6 @@ BASE = "/api/v1/memory"
 
 @pytest.fixture
 def client_and_learner(make_learner):
-    ApiClient = apps.get_model("coaching", "ApiClient")
     owner = ApiClient.objects.create(name="owner")
     learner = make_learner(client=owner)
     api = APIClient()

@@ -59,13 +59,13 @@ def _learner_pk(raw: str | None) -> int | None:
         return int(raw)
     from uuid import UUID
 
-    from django.apps import apps
+    from core.identity.models import Learner
 
     try:
         research_id = UUID(raw)
     except ValueError:
         raise selectors.FilterError("learner must be the learner's id (UUID)", field="learner") from None
-    pk = apps.get_model("coaching", "Learner").objects.filter(research_id=research_id).values_list("pk", flat=True)
+    pk = Learner.objects.filter(research_id=research_id).values_list("pk", flat=True)
     return pk.first() or -1  # an unknown learner has no calls
 
 

@@ -87,8 +87,8 @@ def test_reset_needs_permission_and_confirmation(staff_client, staff):
 
 def test_learner_filter_takes_the_learners_uuid(staff_client):
     from coaching import services
-
-    learner = services.learner_create(client=services.api_client_create(name="tel"))
+    from core.identity import services as identity_services
+    learner = services.learner_create(client=identity_services.api_client_create(name="tel"))
     make_call(operation="chat", learner_id=learner.pk)
     make_call(operation="chat", learner_id=learner.pk + 1000)
     assert staff_client.get(CALLS, {"learner": str(learner.research_id)}).json()["count"] == 1

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from django.test import override_settings
 
+from bloom.tests.llm.fake_ollama_server import FAKE_OLLAMA_MODEL, refused_url, running_fake_ollama
 from core import llm
 from core.env import ModelSpec
-from bloom.tests.llm.fake_ollama_server import FAKE_OLLAMA_MODEL, refused_url, running_fake_ollama
 from telemetry.models import ModelCall
 
 pytestmark = pytest.mark.django_db

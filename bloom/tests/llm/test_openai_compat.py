@@ -15,11 +15,11 @@ import pytest
 from django.conf import settings
 from django.test import override_settings
 
+from bloom.tests.reliability import procs
 from core import llm
 from core.env import ModelSpec
 from core.llm import assets
 from core.llm.providers import chat_provider
-from bloom.tests.reliability import procs
 from telemetry.models import ModelCall
 
 pytestmark = pytest.mark.django_db

@@ -35,10 +35,11 @@ class Tenant:
 def make_tenant(name: str, *, text: str = "") -> Tenant:
     from coaching import services
     from coaching.models import CheckIn, Message, MessageStatus, Role, Turn
+    from core.identity import services as identity_services
     from memory.models import Entity, Fact, Summary
 
-    client = services.api_client_create(name=name)
-    token, raw = services.api_token_create(client=client, name=f"{name}-main")
+    client = identity_services.api_client_create(name=name)
+    token, raw = identity_services.api_token_create(client=client, name=f"{name}-main")
     api = APIClient()
     api.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
     learner = services.learner_create(client=client, display_name=f"{name} {text}".strip())

@@ -67,9 +67,9 @@ def log_dir(tmp_path) -> Path:
 
 def _setup_learner():
     from coaching import services
-
-    client = services.api_client_create(name="faults")
-    _, raw = services.api_token_create(client=client)
+    from core.identity import services as identity_services
+    client = identity_services.api_client_create(name="faults")
+    _, raw = identity_services.api_token_create(client=client)
     learner = services.learner_create(client=client, display_name="fault learner")
     services.profile_update(learner=learner, primary_goal="learn Portuguese", goal_category="language",
                             weekly_hours=3, best_time="evening", confidence=6)
@@ -82,8 +82,8 @@ def _extraction_requests(server) -> list[dict]:
 
 
 def test_fault_suite_ends_in_reconciliation(chat_model_present, log_dir):
-    from core.outbox.models import OutboxMessage
     from coaching.models import Message, MessageStatus, Role
+    from core.outbox.models import OutboxMessage
     from memory.models import EntityRun, ExtractionRun, Fact
     from memory.tasks import extract_facts
     from telemetry.models import ModelCall

@@ -26,8 +26,8 @@ import httpx
 import pytest
 from django.db import connection
 
-from core.llm import assets
 from bloom.tests.reliability import procs
+from core.llm import assets
 
 pytestmark = [pytest.mark.faults, pytest.mark.django_db(transaction=True)]
 
@@ -104,9 +104,10 @@ def stack(tmp_path):
 def test_model_segfault_mid_turn_is_a_503_the_rest_keeps_running(stack):
     from coaching import services
     from coaching.models import Message, MessageStatus, Role
+    from core.identity import services as identity_services
 
-    client = services.api_client_create(name="crash")
-    _, raw = services.api_token_create(client=client)
+    client = identity_services.api_client_create(name="crash")
+    _, raw = identity_services.api_token_create(client=client)
     learner = services.learner_create(client=client, display_name="crash learner")
     services.profile_update(learner=learner, primary_goal="learn Portuguese", goal_category="language",
                             weekly_hours=3, best_time="evening", confidence=6)

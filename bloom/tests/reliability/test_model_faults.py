@@ -23,10 +23,10 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def ollama_settings(settings):
+    from bloom.tests.llm.fake_ollama_server import FAKE_OLLAMA_MODEL
     from core.env import ModelSpec
     from core.llm import assets
     from core.llm.resilience import reset_breakers
-    from bloom.tests.llm.fake_ollama_server import FAKE_OLLAMA_MODEL
 
     if not assets.chat_model_path("qwen2.5-coder-0.5b-instruct-q4").is_file():
         pytest.skip("chat model not assembled: run `python manage.py bloom_models`")
@@ -41,9 +41,9 @@ def ollama_settings(settings):
 
 
 def test_model_down_slow_and_back(tenants, ollama_settings):
-    from core.llm.resilience import reset_breakers
     from bloom.tests.llm.fake_ollama_server import refused_url, running_fake_ollama
     from coaching.models import Message, MessageStatus, Role
+    from core.llm.resilience import reset_breakers
     from telemetry.models import ModelCall
 
     a, _ = tenants

@@ -82,7 +82,7 @@ def unthrottled(settings):
 @settings(max_examples=MAX_EXAMPLES, deadline=None, derandomize=True, database=None,
           phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
 def test_generated_requests_never_5xx(case, tenants, scripted_model, unthrottled):
-    from coaching.services import api_token_create
+    from core.identity.services import api_token_create
 
     a, _ = tenants
     own = {"research_id": str(a.learner.research_id), "learner_id": a.learner.pk,

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from coaching import services
 from coaching.models import ApiClient, Learner, Message, Role
+from core.identity import services as identity_services
 
 DEMO_USER = "demo"
 DEMO_CLIENT = "Demo client"
@@ -36,10 +37,10 @@ class Command(BaseCommand):
                 password_note = "(unchanged — set BLOOM_DEMO_PASSWORD and re-run to reset it)"
 
             client = ApiClient.objects.filter(name=DEMO_CLIENT).first() or \
-                services.api_client_create(name=DEMO_CLIENT, owner=user)
+                identity_services.api_client_create(name=DEMO_CLIENT, owner=user)
             # Raw tokens are never stored, so the demo token is rotated to print a working one.
             client.tokens.filter(name="seed_demo", revoked_at__isnull=True).update(revoked_at=timezone.now())
-            _, raw = services.api_token_create(client=client, name="seed_demo")
+            _, raw = identity_services.api_token_create(client=client, name="seed_demo")
 
             learner = Learner.objects.filter(client=client, display_name=DEMO_LEARNER).first()
             if learner is None:

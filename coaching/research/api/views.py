@@ -12,6 +12,7 @@ from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET
+from rest_framework.authentication import SessionAuthentication
 from rest_framework.permissions import IsAdminUser, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -36,20 +37,12 @@ from coaching.research.export import (
     write_parquet,
 )
 from coaching.research.models import Study
+from core.identity.auth import ApiTokenAuthentication
 
 
 def _client_authentication() -> list:
-    """API-token auth for learner actions once coaching ships it; session auth (staff) always."""
-    from rest_framework.authentication import SessionAuthentication
-
-    classes: list = []
-    try:
-        from coaching.api.auth import ApiTokenAuthentication
-
-        classes.append(ApiTokenAuthentication)
-    except ImportError:  # coaching's token auth not built yet
-        pass
-    return [*classes, SessionAuthentication]
+    """API-token auth for learner actions; session auth (staff) always."""
+    return [ApiTokenAuthentication, SessionAuthentication]
 
 
 def export_filename(study: Study, exported_at: dt.datetime, ext: str) -> str:

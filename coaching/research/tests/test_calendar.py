@@ -7,8 +7,8 @@ from django.urls import reverse
 from django.utils import timezone
 from icalendar import Calendar, Event
 
+from coaching.models import SessionStatusChange
 from coaching.research import services
-from coaching.research.models import SessionStatusChange
 from coaching.research.selectors import calendar_subscription_confirmed
 from coaching.research.tests import factories as f
 

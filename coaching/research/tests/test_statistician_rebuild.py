@@ -34,6 +34,7 @@ from coaching.models import CheckIn, Learner, LearnerProfile, Message, PlannedSe
 from coaching.research import services
 from coaching.research.export import COLUMN_NAMES, COLUMNS, arrow_schema, arrow_type
 from coaching.research.models import Enrollment
+from core.identity import services as identity_services
 
 pd = pytest.importorskip("pandas")
 pa = pytest.importorskip("pyarrow")
@@ -133,7 +134,7 @@ def build_spring(clock) -> tuple[object, list[Participant], Timeline]:
     clock.set(dt.datetime(2026, 2, 20, 12, tzinfo=dt.UTC))
     study = services.study_create(name="spring", start_date=dt.date(2026, 3, 4), duration_weeks=6,
                                   cohort="2026-spring", secret=SECRET)
-    client = coaching.api_client_create(name="statistician rebuild")
+    client = identity_services.api_client_create(name="statistician rebuild")
     specs = [  # tz, goal category, weekly hours, best time, confidence
         (BERLIN, "music", "5.0", "evening", 8), (NEW_YORK, "language", "3.5", "morning", 6),
         (BERLIN, "programming", "10.0", "night", 7), (NEW_YORK, "music", "2.0", "midday", 4),

@@ -10,9 +10,9 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 import pytest
 from django.test import override_settings
 
-from coaching.models import Message, PlannedSession
+from coaching.models import Message, PlannedSession, SessionStatusChange
 from coaching.research import services, tasks
-from coaching.research.models import ReminderDelivery, SessionStatusChange
+from coaching.research.models import ReminderDelivery
 from coaching.research.tests import factories as f
 
 pytestmark = pytest.mark.django_db

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.django_db
 
 PROJECT_APPS = {"outbox", "telemetry", "memory", "coaching", "research", "evaluation", "review"}
 # Tables that grow with every chat turn: a COUNT(*) over them on each page load is not worth it.
-LARGE_TABLES = {"coaching.message", "coaching.turn", "telemetry.modelcall", "memory.fact", "memory.surprisefact",
+LARGE_TABLES = {"identity.message", "coaching.turn", "telemetry.modelcall", "memory.fact", "memory.surprisefact",
                 "memory.mention", "review.conversationaudit"}
 
 

@@ -82,7 +82,7 @@ def test_links_from_telemetry_and_fact_rows_resolve_to_the_turn(client, superuse
     client.force_login(superuser)
     for url in (reverse("admin:telemetry_modelcall_changelist") + f"?trace_id={turn.trace_id}",
                 reverse("admin:memory_fact_changelist") + f"?source_message__id__exact={turn.learner_message_id}",
-                reverse("admin:coaching_turn_changelist"), reverse("admin:coaching_message_changelist")):
+                reverse("admin:coaching_turn_changelist"), reverse("admin:identity_message_changelist")):
         response = client.get(url)
         assert response.status_code == 200, url
         assert "/admin/review/conversationaudit/goto/?" in response.content.decode()
@@ -97,7 +97,7 @@ def test_links_from_telemetry_and_fact_rows_resolve_to_the_turn(client, superuse
     assert response["Location"] == f"{audit_url(conversation)}#message-{turn.learner_message_id}"
     assert client.get(goto, {"trace": "nope"}).status_code == 404
     assert client.get(goto, {"message": "x"}).status_code == 404
-    html = client.get(reverse("admin:coaching_conversation_changelist")).content.decode()
+    html = client.get(reverse("admin:identity_conversation_changelist")).content.decode()
     assert audit_url(conversation) in html
     # the defect-tag changelist filtered to this conversation (linked from the audit page)
     tags = reverse("admin:review_defecttag_changelist")

@@ -141,8 +141,8 @@ def test_viewer_without_text_permission_sees_pages_but_no_text(client, world, ro
     audit = reverse("admin:review_conversationaudit_audit", args=[world["conversation"].pk])
     assert statuses[audit] == 200
     message = Message.objects.filter(role="learner").first()
-    assert statuses[reverse("admin:coaching_message_change", args=[message.pk])] == 200
-    assert statuses[reverse("admin:coaching_message_changelist")] == 200
+    assert statuses[reverse("admin:identity_message_change", args=[message.pk])] == 200
+    assert statuses[reverse("admin:identity_message_changelist")] == 200
     assert statuses[reverse("admin:telemetry_modelcall_changelist")] == 200
     assert statuses[reverse("admin:memory_fact_changelist")] == 200
     # searching the text is a leak too ("did anyone write X?"): text is not searched for this user
@@ -180,7 +180,7 @@ def test_researcher_can_export(client, world, researcher):
 @pytest.mark.parametrize("name,args", [
     ("review_conversationaudit_changelist", []), ("review_defecttag_changelist", []),
     ("review_defecttag_report", []), ("review_conversationaudit_goto", []),
-    ("coaching_message_changelist", []), ("telemetry_modelcall_changelist", []), ("memory_fact_changelist", []),
+    ("identity_message_changelist", []), ("telemetry_modelcall_changelist", []), ("memory_fact_changelist", []),
 ])
 def test_anonymous_is_sent_to_login(client, name, args):
     url = reverse(f"admin:{name}", args=args)

@@ -37,12 +37,12 @@ def test_role_contents():
     assert perms("researcher") == set(RESEARCHER_PERMISSIONS)
     assert "review.view_message_text" not in perms("researcher")
     assert "research.export_research_data" not in perms("auditor")
-    assert not any(p.startswith(("coaching.", "memory.", "telemetry.")) for p in perms("researcher"))
+    assert not any(p.startswith(("identity.", "coaching.", "memory.", "telemetry.")) for p in perms("researcher"))
     assert perms("admin") == {f"{p.content_type.app_label}.{p.codename}"
                               for p in Permission.objects.select_related("content_type")}
     # auditors read but never change telemetry or memory
     assert not any(p.split(".")[1].startswith(("change_", "delete_", "add_"))
-                   for p in perms("auditor") if p.startswith(("telemetry.", "memory.", "coaching.")))
+                   for p in perms("auditor") if p.startswith(("telemetry.", "memory.", "identity.", "coaching.")))
 
 
 def test_group_members_get_the_permissions(roles):

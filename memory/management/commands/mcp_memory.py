@@ -20,13 +20,14 @@ import sys
 from typing import Any
 from uuid import UUID
 
-from django.apps import apps
 from django.core.management.base import BaseCommand, CommandError
 
+from core.identity.models import ApiClient, Learner
 from core.llm import call_context
-from memory import rules, selectors, services
+from memory import rules, selectors
 from memory.api import queries
 from memory.ingest import ingest_facts, ingest_text
+from memory.services.forget import fact_delete, learner_forget
 
 logger = logging.getLogger(__name__)
 FACTS_RESOURCE_LIMIT = 200
@@ -40,7 +41,6 @@ class Scope:
         self.learner, self.client_id = learner, client_id
 
     def resolve(self, learner: str | None) -> int:
-        Learner = apps.get_model("coaching", "Learner")
         if self.learner is not None:
             if learner not in (None, "", str(self.learner)):
                 raise rules.MemoryInputError("this server is scoped to another learner", code="forbidden",
@@ -125,11 +125,11 @@ def build_server(scope: Scope):
         def work():
             lid = scope.resolve(learner)
             if all:
-                return json.dumps({"deleted": services.learner_forget(learner_id=lid)})
+                return json.dumps({"deleted": learner_forget(learner_id=lid)})
             fact = selectors.fact_get(fact_id=fact_id) if fact_id is not None else None
             if fact is None or fact.learner_id != lid:
                 raise rules.MemoryInputError("fact not found", code="not_found", field="fact_id")
-            return json.dumps({"deleted": services.fact_delete(fact_id=fact.pk)})
+            return json.dumps({"deleted": fact_delete(fact_id=fact.pk)})
         return run(work)
 
     @server.resource("memory://learners/{learner}/context", mime_type="text/plain",
@@ -161,8 +161,6 @@ class Command(BaseCommand):
         group.add_argument("--client", type=int, help="serve the learners of this API client")
 
     def handle(self, *args, **options):
-        Learner = apps.get_model("coaching", "Learner")
-        ApiClient = apps.get_model("coaching", "ApiClient")
         if options["learner"] is not None and not Learner.objects.filter(research_id=options["learner"]).exists():
             raise CommandError(f"learner {options['learner']} does not exist")
         if options["client"] is not None and not ApiClient.objects.filter(pk=options["client"]).exists():

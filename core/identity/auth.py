@@ -1,12 +1,12 @@
 """Bearer-token authentication for API clients: `Authorization: Bearer <token>`. Tokens are
-stored as sha256 hashes (coaching.models.ApiToken); `request.user` becomes the ApiClient and
+stored as sha256 hashes (core.identity.models.ApiToken); `request.user` becomes the ApiClient and
 `request.auth` the ApiToken row."""
 
 from __future__ import annotations
 
 from rest_framework import authentication, exceptions
 
-from coaching.services import api_token_authenticate
+from core.identity.services import api_token_authenticate
 
 
 class ApiTokenAuthentication(authentication.BaseAuthentication):
