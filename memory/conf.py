@@ -1,26 +1,22 @@
-"""Memory tunables. Each reads a Django setting of the same name when present (so a deployment can
-override it in the environment-driven settings module) and otherwise uses the documented default.
+"""Memory tunables. The ones a deployment may change are settings, parsed once with the others in
+bloom/settings.py (a bad value stops start-up) and documented in the README's configuration
+table; the accessors below read them from django.conf.settings on every call, so a changed
+setting (a test's override) applies at once. The rest are constants of the code.
 
 The boundary between code and model: every number here is decided by code. The model only writes
 fact text (extraction) and summary prose; GLiNER only points at spans."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.conf import settings
 
 
-def _get(name: str, default: Any) -> Any:
-    return getattr(settings, name, default)
-
-
 def summary_threshold() -> int:
-    return int(_get("BLOOM_SUMMARY_THRESHOLD", 5))
+    return settings.BLOOM_SUMMARY_THRESHOLD
 
 
 def archive_after_days() -> int:
-    return int(_get("BLOOM_ARCHIVE_AFTER_DAYS", 30))
+    return settings.BLOOM_ARCHIVE_AFTER_DAYS
 
 
 # Facts longer than this are rejected by the API (400) and truncated from model output.
@@ -36,46 +32,46 @@ MAX_FACTS_PER_MESSAGE = 5
 
 def dedup_cosine() -> float:
     """Cosine at or above which a new fact is "the same" as an older one (strengthens it)."""
-    return float(_get("BLOOM_MEMORY_DEDUP_COSINE", 0.90))
+    return settings.BLOOM_MEMORY_DEDUP_COSINE
 
 
 def surprise_cosine() -> float:
-    """Cosine at or above which a conflicting new fact is flagged as a surprise (see rules)."""
-    return float(_get("BLOOM_MEMORY_SURPRISE_COSINE", 0.75))
+    """Cosine at or above which a conflicting new fact is flagged as a surprise (memory.comparison)."""
+    return settings.BLOOM_MEMORY_SURPRISE_COSINE
 
 
 def access_flush_seconds() -> float:
-    """How often search access marks are written behind (services.facts_mark_accessed_later);
+    """How often search access marks are written behind (services.access.facts_mark_accessed_later);
     0 = written in the search itself."""
-    return float(_get("BLOOM_MEMORY_ACCESS_FLUSH_SECONDS", 1.0))
+    return settings.BLOOM_MEMORY_ACCESS_FLUSH_SECONDS
 
 
 def search_second_hop() -> bool:
     """Entity-linked second hop in learner search (selectors._second_hop). On: on the
     long-conversation benchmark it raised multi-hop recall@10 from 0.622 to 0.707 (all 0.526 ->
     0.550, no category lower) for +6.5 ms p50 (one more query, only when a top hit names someone)."""
-    value = _get("BLOOM_MEMORY_SEARCH_SECOND_HOP", True)
-    return value if isinstance(value, bool) else str(value).lower() in ("1", "true", "yes", "on")
+    return settings.BLOOM_MEMORY_SEARCH_SECOND_HOP
 
 
-# Decay: max(FLOOR, exp(-LAMBDA * days since last access)) — the field note's constants.
+# Decay: max(FLOOR, exp(-LAMBDA * days since last access)). About two weeks without a read halves
+# a fact's weight; the floor keeps a long-unread fact findable (it ranks lower, it is not lost).
 DECAY_LAMBDA = 0.05
 DECAY_FLOOR = 0.3
 # Tier thresholds on the decay score: hot ≥ 0.7 (about a week), warm ≥ 0.4 (about 18 days),
-# cold below. Cold facts stay searchable; they just rank lower.
-TIER_HOT_MIN = float(getattr(settings, "BLOOM_MEMORY_TIER_HOT_MIN", 0.7))
-TIER_WARM_MIN = float(getattr(settings, "BLOOM_MEMORY_TIER_WARM_MIN", 0.4))
+# cold below. Cold facts stay searchable; they just rank lower. Read once, at import.
+TIER_HOT_MIN: float = settings.BLOOM_MEMORY_TIER_HOT_MIN
+TIER_WARM_MIN: float = settings.BLOOM_MEMORY_TIER_WARM_MIN
 
-# Read path bounds: at most this many facts, none older than this many days.
-CONTEXT_MAX_FACTS = int(getattr(settings, "BLOOM_CONTEXT_MAX_FACTS", 12))
-CONTEXT_MAX_DAYS = int(getattr(settings, "BLOOM_CONTEXT_MAX_DAYS", 90))
+# Read path bounds: at most this many facts, none older than this many days. Read once, at import.
+CONTEXT_MAX_FACTS: int = settings.BLOOM_CONTEXT_MAX_FACTS
+CONTEXT_MAX_DAYS: int = settings.BLOOM_CONTEXT_MAX_DAYS
 CONTEXT_SUMMARY_MAX_CHARS = 1200
 
 # Hybrid score weights (vector similarity, full-text); the sum is then scaled by decay.
 SEARCH_W_VECTOR = 0.7
 SEARCH_W_TEXT = 0.3
 # pgvector HNSW: m=16, ef_construction=64 (migration); ef_search used for global queries.
-HNSW_EF_SEARCH = int(getattr(settings, "BLOOM_HNSW_EF_SEARCH", 100))
+HNSW_EF_SEARCH: int = settings.BLOOM_HNSW_EF_SEARCH
 
 EXTRACTION_CONTEXT_MESSAGES = 4
 EXTRACTION_MAX_TOKENS = 220
@@ -83,15 +79,12 @@ SUMMARY_MAX_TOKENS = 160
 
 
 def entity_labels() -> list[str]:
+    """The labels GLiNER is asked for: BLOOM_ENTITY_LABELS, or (empty) the entity model's own."""
     from core.llm.assets import ENTITY_LABELS
 
-    labels = _get("BLOOM_ENTITY_LABELS", None)
-    if isinstance(labels, str):
-        labels = [x.strip() for x in labels.split(",") if x.strip()]
-    return list(labels or ENTITY_LABELS)
+    return list(settings.BLOOM_ENTITY_LABELS or ENTITY_LABELS)
 
 
 def entity_threshold() -> float | None:
     """None = the threshold stored with the entity model (chosen on a validation split)."""
-    value = _get("BLOOM_ENTITY_THRESHOLD", None)
-    return None if value in (None, "") else float(value)
+    return settings.BLOOM_ENTITY_THRESHOLD

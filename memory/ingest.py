@@ -1,5 +1,5 @@
 """Direct ingest (REST API, batch endpoint and MCP): validate strictly, embed, store through
-services.facts_ingest. No chat model: text is stored as passages, split at sentence boundaries
+memory.services.ingest.facts_ingest. No chat model: text is stored as passages, split at sentence boundaries
 (≤ 500 chars each)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from django.utils.dateparse import parse_datetime
 
 from core.llm import call_context, embed
 from memory import rules
-from memory.services import IngestExtra, IngestResult, facts_ingest
+from memory.services.ingest import IngestExtra, IngestResult, facts_ingest
 
 EXTERNAL_ID_MAX_CHARS = 200
 METADATA_MAX_BYTES = 4096  # metadata is a label set for filtering and reconciling, not a document

@@ -1,9 +1,12 @@
 """Transactional outbox: `outbox_enqueue` inside the caller's transaction, publish after commit,
-and `outbox_relay` re-publishes whatever a broker outage left behind."""
+`outbox_relay` re-publishes whatever a broker outage left behind, and `outbox_resend_lost`
+publishes again what a broker lost after accepting it."""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -82,3 +85,56 @@ def outbox_resend(*, message_id: int) -> bool:
     pending again and the relay sends it)."""
     OutboxMessage.objects.filter(pk=message_id, sent_at__isnull=False).update(sent_at=None)
     return outbox_publish(message_id=message_id)
+
+
+# A check that tells, for the first arguments (ids) of some sent tasks, which of them ran: the
+# work leaves a marker row (an extraction run for a message, say), so "sent but never ran" shows.
+DoneCheck = Callable[[list[Any]], Iterable[Any]]
+RESEND_AFTER = timedelta(minutes=15)  # longer than a normal backlog; redelivery is harmless anyway
+RESEND_WINDOW = timedelta(hours=6)  # how far back a sweep looks (it runs every 10 minutes)
+RESEND_MAX_SENDS = 3  # a task that keeps not running (its target was deleted, parse errors) stops here
+
+
+def outbox_resend_lost(*, done_checks: Mapping[str, DoneCheck], now: datetime | None = None,
+                       after: timedelta = RESEND_AFTER, window: timedelta = RESEND_WINDOW,
+                       max_sends: int = RESEND_MAX_SENDS) -> dict[str, int]:
+    """Send again tasks the broker accepted but that never ran.
+
+    The outbox guarantees a task reaches the broker; a broker that keeps its queue only in memory
+    (Redis without persistence, as on this project's test machines) can still lose it in a
+    restart. `done_checks` names the tasks whose work leaves a marker row (task name -> which of
+    these ids ran), so a sent outbox row of such a task older than `after` without its marker is
+    lost work: it is published again, at most `max_sends` times in all. Only for tasks that are
+    idempotent per id, so a task that was merely slow runs once in effect."""
+    now = now or timezone.now()
+    out = {"checked": 0, "resent": 0, "gave_up": 0}
+    for task_name, done in done_checks.items():
+        rows = (OutboxMessage.objects.filter(task_name=task_name, sent_at__lt=now - after, sent_at__gte=now - window)
+                .order_by("sent_at").values_list("pk", "args", "attempts"))
+        batch: list[tuple[int, list, int]] = []
+        for row in rows.iterator(chunk_size=500):
+            batch.append(row)
+            if len(batch) == 500:
+                if not _resend_batch(batch, done, max_sends, out):
+                    return out
+                batch = []
+        if batch and not _resend_batch(batch, done, max_sends, out):
+            return out
+    if out["resent"] or out["gave_up"]:
+        logger.warning("outbox: re-sent %(resent)s lost tasks, gave up on %(gave_up)s", out)
+    return out
+
+
+def _resend_batch(batch: list[tuple[int, list, int]], done: DoneCheck, max_sends: int, out: dict[str, int]) -> bool:
+    finished = set(done([args[0] for _, args, _ in batch if args]))
+    for pk, args, attempts in batch:
+        out["checked"] += 1
+        if not args or args[0] in finished:
+            continue
+        if attempts >= max_sends:
+            out["gave_up"] += 1
+            continue
+        if not outbox_resend(message_id=pk):
+            return False  # broker down: the row is pending again and the relay takes it from here
+        out["resent"] += 1
+    return True

@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 
 from core.llm import embed
-from memory import rules, services
+from memory import comparison, rules
 from memory.models import Fact, FactHistory
+from memory.services.ingest import IngestExtra, facts_ingest
 
 
 @pytest.mark.parametrize(("old", "new", "reason"), [
@@ -20,7 +21,7 @@ from memory.models import Fact, FactHistory
     ("Maya: Big news. We adopted a dog.", "Maya: Big news. We adopted a dog.", None),  # sentence start is no name
 ])
 def test_distinct_reason(old, new, reason):
-    assert rules.distinct_reason(old, new) == reason
+    assert comparison.distinct_reason(old, new) == reason
 
 
 def test_speaker_prefix():
@@ -31,7 +32,7 @@ def test_speaker_prefix():
 
 def _ingest(learner, contents, **kw):
     facts = [rules.CleanFact("insight", c, 0.6) for c in contents]
-    return services.facts_ingest(learner_id=learner.pk, facts=facts, embeddings=embed(list(contents)),
+    return facts_ingest(learner_id=learner.pk, facts=facts, embeddings=embed(list(contents)),
                                  source_agent="test", service="test", **kw)
 
 
@@ -88,7 +89,7 @@ def test_external_id_resend_is_a_duplicate_and_extras_are_stored(learner):
     from datetime import UTC, datetime
 
     at = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
-    extra = services.IngestExtra(occurred_at=at, external_id="msg-1", metadata={"session": 3})
+    extra = IngestExtra(occurred_at=at, external_id="msg-1", metadata={"session": 3})
     first = _ingest(learner, ["Maya: I passed the exam!"], extras=[extra])
     fact = Fact.objects.get(pk=first.created[0])
     assert (fact.occurred_at, fact.external_id, fact.metadata) == (at, "msg-1", {"session": 3})
@@ -120,4 +121,4 @@ def test_external_id_resend_is_a_duplicate_and_extras_are_stored(learner):
      "negation_mismatch"),  # the one kind the benchmark's hand-check counted as a real contradiction
 ])
 def test_surprise_reason(old, new, reason):
-    assert rules.surprise_reason(old, new) == reason
+    assert comparison.surprise_reason(old, new) == reason

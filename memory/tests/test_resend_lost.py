@@ -16,8 +16,9 @@ from django.utils import timezone
 
 from core.llm.providers.fake import Scripted
 from core.outbox.models import OutboxMessage
-from memory import services
+from core.outbox.services import RESEND_MAX_SENDS, outbox_resend_lost
 from memory.models import ExtractionRun, Fact
+from memory.tasks import RESENDABLE_TASKS, resend_lost
 
 
 def _sent_row(message_id: int, *, minutes_ago: float, attempts: int = 1) -> OutboxMessage:
@@ -37,10 +38,10 @@ def test_lost_extraction_is_sent_again_and_runs_once(fake_chat, learner, make_me
     lost_row = _sent_row(lost.pk, minutes_ago=20)
     _sent_row(done.pk, minutes_ago=20)
     ExtractionRun.objects.create(message_id=done.pk, learner_id=learner.pk)
-    _sent_row(hopeless.pk, minutes_ago=20, attempts=services.RESEND_MAX_SENDS)
+    _sent_row(hopeless.pk, minutes_ago=20, attempts=RESEND_MAX_SENDS)
     _sent_row(recent.pk, minutes_ago=1)
 
-    out = services.outbox_resend_lost()
+    out = resend_lost()
     assert out == {"checked": 3, "resent": 1, "gave_up": 1}
     lost_row.refresh_from_db()
     assert lost_row.attempts == 2 and lost_row.sent_at > timezone.now() - timedelta(minutes=1)
@@ -53,7 +54,7 @@ def test_lost_extraction_is_sent_again_and_runs_once(fake_chat, learner, make_me
     assert not ExtractionRun.objects.filter(message_id__in=[hopeless.pk, recent.pk]).exists()
 
     # A later sweep leaves the recovered row alone: its work is done now.
-    services.outbox_resend_lost(now=timezone.now() + timedelta(minutes=30))
+    outbox_resend_lost(done_checks=RESENDABLE_TASKS, now=timezone.now() + timedelta(minutes=30))
     lost_row.refresh_from_db()
     assert lost_row.attempts == 2
 
@@ -62,6 +63,6 @@ def test_lost_extraction_is_sent_again_and_runs_once(fake_chat, learner, make_me
 def test_broker_down_leaves_the_row_pending_for_the_relay(learner, make_message, broker_down):
     message = make_message(learner, "I like podcasts.")
     row = _sent_row(message.pk, minutes_ago=30)
-    out = services.outbox_resend_lost()
+    out = resend_lost()
     row.refresh_from_db()
     assert out["resent"] == 0 and row.sent_at is None and row.attempts == 2 and row.last_error

@@ -8,15 +8,16 @@ import pytest
 from django.utils import timezone
 
 from core.llm import embed
-from memory import rules, selectors, services
+from memory import rules, selectors
 from memory.models import Fact, Summary
+from memory.services.ingest import facts_ingest
 
 pytestmark = pytest.mark.django_db
 
 
 def ingest(learner, contents, *, message=None, fact_type="insight"):
     facts = [rules.CleanFact(fact_type, c, 0.7) for c in contents]
-    return services.facts_ingest(learner_id=learner.pk, facts=facts, embeddings=embed(contents),
+    return facts_ingest(learner_id=learner.pk, facts=facts, embeddings=embed(contents),
                                  source_message_id=message.pk if message else None, service="test")
 
 

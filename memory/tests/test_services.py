@@ -9,15 +9,22 @@ from django.utils import timezone
 
 from core.llm import embed
 from core.outbox.models import OutboxMessage
-from memory import rules, services
+from memory import rules
 from memory.models import Entity, Fact, FactHistory, Relation, Summary
+from memory.services.access import facts_mark_accessed
+from memory.services.consolidation import facts_consolidate
+from memory.services.entities import entities_record
+from memory.services.forget import learner_forget
+from memory.services.ingest import facts_ingest
+from memory.services.summaries import summary_create
+from memory.services.tiers import tiers_apply
 
 pytestmark = pytest.mark.django_db
 
 
 def ingest(learner, *contents, fact_type="preference", confidence=0.6):
     facts = [rules.CleanFact(fact_type, c, confidence) for c in contents]
-    return services.facts_ingest(learner_id=learner.pk, facts=facts, embeddings=embed(list(contents)),
+    return facts_ingest(learner_id=learner.pk, facts=facts, embeddings=embed(list(contents)),
                                  source_agent="test", service="test")
 
 
@@ -52,7 +59,7 @@ def test_conflicting_fact_is_a_surprise_and_old_fact_untouched(learner, new, rea
 
 def test_restatement_below_the_near_duplicate_line_strengthens(learner):
     """The replay benchmark's case: real MiniLM puts these at ~0.81, under 0.90, yet the new one
-    says nothing the old one does not (rules.restates)."""
+    says nothing the old one does not (comparison.restates)."""
     old_id = ingest(learner, "The learner is nervous when I have to speak, I freeze and forget every word.",
                     fact_type="barrier").created[0]
     result = ingest(learner, "The learner freezes and forget every word.", fact_type="barrier")
@@ -81,13 +88,13 @@ def test_summary_create_marks_facts_and_archives_old_covered(learner, settings):
     settings.BLOOM_ARCHIVE_AFTER_DAYS = 30
     ids = ingest(learner, "The learner likes podcasts.", "The learner studies on the train.").created
     Fact.objects.filter(pk=ids[0]).update(created_at=timezone.now() - timedelta(days=40))
-    summary = services.summary_create(learner_id=learner.pk, fact_ids=ids, text="Likes podcasts; studies on trains.",
+    summary = summary_create(learner_id=learner.pk, fact_ids=ids, text="Likes podcasts; studies on trains.",
                                       model="test")
     assert summary.fact_count == 2
     assert set(Fact.objects.filter(summary=summary).values_list("pk", flat=True)) == set(ids)
     assert Fact.objects.get(pk=ids[0]).archived and not Fact.objects.get(pk=ids[1]).archived
     # The same facts cannot be summarised twice.
-    assert services.summary_create(learner_id=learner.pk, fact_ids=ids, text="again", model="t") is None
+    assert summary_create(learner_id=learner.pk, fact_ids=ids, text="again", model="t") is None
     assert Summary.objects.count() == 1
 
 
@@ -97,14 +104,14 @@ def test_tiers_move_by_decay_and_each_move_is_logged(learner):
     now = timezone.now()
     Fact.objects.filter(pk=ids[1]).update(last_accessed_at=now - timedelta(days=10))
     Fact.objects.filter(pk=ids[2]).update(last_accessed_at=now - timedelta(days=60))
-    moved = services.tiers_apply(now=now)
+    moved = tiers_apply(now=now)
     assert moved == {"hot": 0, "warm": 1, "cold": 1}
     assert dict(Fact.objects.values_list("pk", "tier")) == {ids[0]: "hot", ids[1]: "warm", ids[2]: "cold"}
     assert FactHistory.objects.filter(change="tier").count() == 2
-    assert services.tiers_apply(now=now) == {"hot": 0, "warm": 0, "cold": 0}  # idempotent
+    assert tiers_apply(now=now) == {"hot": 0, "warm": 0, "cold": 0}  # idempotent
     # Access restores it: the next run moves it back to hot.
-    services.facts_mark_accessed(fact_ids=[ids[2]])
-    assert services.tiers_apply()["hot"] == 1
+    facts_mark_accessed(fact_ids=[ids[2]])
+    assert tiers_apply()["hot"] == 1
 
 
 def test_consolidate_merges_near_duplicates_without_deleting(learner):
@@ -114,7 +121,7 @@ def test_consolidate_merges_near_duplicates_without_deleting(learner):
     b = Fact.objects.create(learner=learner, fact_type="preference", confidence=0.5, embedding=vec,
                             content="The learner likes using flashcards to learn vocabulary.",
                             content_hash=rules.content_hash("x"), last_accessed_at=timezone.now()).pk
-    assert services.facts_consolidate(learner_id=learner.pk) == {"merged": 1}
+    assert facts_consolidate(learner_id=learner.pk) == {"merged": 1}
     newer = Fact.objects.get(pk=b)
     assert newer.superseded_by_id == a and newer.archived
     assert Fact.objects.count() == 2
@@ -133,21 +140,21 @@ def test_entities_record_canonicalises_and_weights_relations(learner):
             out.append(rules.Span(i, i + len(w), w, label, 0.9))
         return out
 
-    services.entities_record(fact_id=f1, spans=spans(c1, ("Anki", "tool"), ("Spanish", "skill")), dropped=0)
+    entities_record(fact_id=f1, spans=spans(c1, ("Anki", "tool"), ("Spanish", "skill")), dropped=0)
     bogus = rules.Span(0, 4, "Zeus", "person", 0.9)  # not at those offsets: dropped and counted
-    run = services.entities_record(fact_id=f2, spans=[*spans(c2, ("anki", "tool"), ("Spanish", "skill")), bogus],
+    run = entities_record(fact_id=f2, spans=[*spans(c2, ("anki", "tool"), ("Spanish", "skill")), bogus],
                                    dropped=0)
     assert run.kept == 2 and run.dropped == 1
     assert sorted(Entity.objects.values_list("canonical_name", "mention_count")) == [("anki", 2), ("spanish", 2)]
     rel = Relation.objects.get()
     assert rel.weight == 2.0 and rel.evidence_fact_id == f2
-    assert services.entities_record(fact_id=f2, spans=[], dropped=0) is None  # idempotent per fact
+    assert entities_record(fact_id=f2, spans=[], dropped=0) is None  # idempotent per fact
 
 
 def test_forget_learner_removes_everything_and_keeps_others(make_learner):
     a, b = make_learner(), make_learner()
     ingest(a, "The learner likes podcasts.")
     ingest(b, "The learner likes jazz.")
-    counts = services.learner_forget(learner_id=a.pk)
+    counts = learner_forget(learner_id=a.pk)
     assert counts["facts"] >= 1
     assert not Fact.objects.filter(learner=a).exists() and Fact.objects.filter(learner=b).count() == 1

@@ -13,13 +13,16 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from core.llm import embed
-from memory import rules, selectors, services
+from memory import rules, selectors
 from memory.models import Fact
+from memory.services.access import facts_access_flush
+from memory.services.ingest import facts_ingest
+from memory.vectors import cosine
 
 
 def _ingest(learner, contents):
     facts = [rules.CleanFact("insight", c, 0.6) for c in contents]
-    return services.facts_ingest(learner_id=learner.pk, facts=facts, embeddings=embed(list(contents)),
+    return facts_ingest(learner_id=learner.pk, facts=facts, embeddings=embed(list(contents)),
                                  service="test").created
 
 
@@ -57,7 +60,7 @@ def test_touch_false_is_read_only_and_flush_writes_the_buffer(learner):
         selectors.search_memory(learner_id=learner.pk, query="exam result")
         selectors.search_memory(learner_id=learner.pk, query="exam result")
         assert Fact.objects.get(pk=ids[0]).access_count == 0
-        assert services.facts_access_flush() == 1
+        assert facts_access_flush() == 1
     assert Fact.objects.get(pk=ids[0]).access_count == 2
 
 
@@ -75,7 +78,7 @@ def test_hybrid_is_one_query_and_its_parts_add_up(learner):
     now = timezone.now()
     for h in hits:
         fact = Fact.objects.get(pk=h["fact_id"])
-        cos = services.cosine(fact.embedding, qvec)
+        cos = cosine(fact.embedding, qvec)
         assert h["parts"]["vector"] == pytest.approx(max(0.0, cos), abs=1e-4)
         assert h["parts"]["decay"] == pytest.approx(rules.decay_score(fact.last_accessed_at, now), abs=1e-3)
         assert h["score"] == pytest.approx((0.7 * h["parts"]["vector"] + 0.3 * h["parts"]["text"])
