@@ -1,3 +1,7 @@
+"""Staff pages for evaluation: sets, transcripts, rubrics, runs (with a report page), replies, judge
+scores and comparisons. Every admin that shows transcript or reply text redacts it for users
+without the text permission (`TextGuardedAdminMixin`)."""
+
 from __future__ import annotations
 
 from django.contrib import admin, messages
@@ -10,6 +14,7 @@ from django.utils.html import format_html
 from evaluation.calibration import CALIBRATION_KIND
 from evaluation.charts import bar_chart
 from evaluation.models import Comparison, EvalRun, EvalSet, JudgeScore, ReplyResult, Rubric, Transcript
+from evaluation.review.redaction import TextGuardedAdminMixin
 from evaluation.selectors import run_report
 from evaluation.sets import transcript_freeze_from_conversation
 
@@ -22,7 +27,7 @@ class TranscriptInline(admin.TabularInline):
 
 
 @admin.register(EvalSet)
-class EvalSetAdmin(admin.ModelAdmin):
+class EvalSetAdmin(TextGuardedAdminMixin, admin.ModelAdmin):
     list_display = ("name", "version", "transcript_count", "created_at")
     list_filter = ("name",)
     search_fields = ("name", "description")
@@ -38,7 +43,7 @@ class EvalSetAdmin(admin.ModelAdmin):
 
 
 @admin.register(Transcript)
-class TranscriptAdmin(admin.ModelAdmin):
+class TranscriptAdmin(TextGuardedAdminMixin, admin.ModelAdmin):
     list_display = ("slug", "title", "eval_set", "tag_list", "turn_count", "frozen_from_conversation_id")
     list_filter = ("eval_set",)
     search_fields = ("slug", "title", "expected_behaviour")
@@ -74,7 +79,7 @@ class ReplyInline(admin.TabularInline):
 
 
 @admin.register(EvalRun)
-class EvalRunAdmin(admin.ModelAdmin):
+class EvalRunAdmin(TextGuardedAdminMixin, admin.ModelAdmin):
     list_display = ("id", "label", "eval_set", "mode", "coach_model", "judge_model", "status", "wall_time_s",
                     "model_calls", "judge_calls", "report_link", "created_at")
     list_filter = ("status", "mode", "eval_set")
@@ -113,7 +118,7 @@ class EvalRunAdmin(admin.ModelAdmin):
 
 
 @admin.register(ReplyResult)
-class ReplyResultAdmin(admin.ModelAdmin):
+class ReplyResultAdmin(TextGuardedAdminMixin, admin.ModelAdmin):
     list_display = ("id", "run", "transcript", "turn_index", "specialist", "engine", "outcome", "model_calls")
     list_filter = ("run", "engine", "specialist")
     search_fields = ("reply_text", "learner_text", "trace_id")
@@ -121,7 +126,7 @@ class ReplyResultAdmin(admin.ModelAdmin):
 
 
 @admin.register(JudgeScore)
-class JudgeScoreAdmin(admin.ModelAdmin):
+class JudgeScoreAdmin(TextGuardedAdminMixin, admin.ModelAdmin):
     list_display = ("id", "reply", "dimension", "order", "repeat_index", "score", "invalid", "attempts")
     list_filter = ("dimension", "invalid", "order")
     search_fields = ("reason",)
@@ -139,7 +144,7 @@ class ComparisonAdmin(admin.ModelAdmin):
 
 def add_conversations_to_eval_set(modeladmin, request, queryset) -> None:
     """Admin action for coaching Conversations: freeze each selected conversation into the newest
-    eval set (register it on the coaching admin with `actions = [add_conversations_to_eval_set]`)."""
+    eval set (offered on the review console's Conversation admin, `evaluation.review.reviewed_admins`)."""
     # The calibration set holds hand-scored replies, not conversations to replay.
     eval_set = EvalSet.objects.exclude(runs__config__kind=CALIBRATION_KIND).order_by("-created_at").first()
     if eval_set is None:
@@ -151,21 +156,3 @@ def add_conversations_to_eval_set(modeladmin, request, queryset) -> None:
 
 
 add_conversations_to_eval_set.short_description = "Add to evaluation set (frozen)"
-
-
-def attach_to_conversation_admin() -> None:
-    """Offer the action on the coaching Conversation admin without coaching importing evaluation
-    (dependencies point one way: evaluation may use coaching, never the reverse). Called from
-    `EvaluationConfig.ready()`, after admin autodiscovery, so a ConversationAdmin re-registered by
-    another app (the review console) gets the action too."""
-    from django.contrib.admin.exceptions import NotRegistered
-
-    from coaching.models import Conversation
-
-    try:
-        conversation_admin = admin.site.get_model_admin(Conversation)
-    except NotRegistered:
-        return
-    actions = list(conversation_admin.actions or [])
-    if add_conversations_to_eval_set not in actions:
-        conversation_admin.actions = [*actions, add_conversations_to_eval_set]

@@ -4,43 +4,33 @@
   timeline: message, routing, context injected, model calls, tools, guards, reply, extracted facts.
 - Defect tags, created on the audit page through `services.defect_tag_create`, a weekly report by
   category × root-cause layer, and an action that freezes tagged conversations into an eval set.
-- `integrate(admin.site)` (run at the bottom of this module, which Django imports after the admin
-  modules of every app to its left) applies the text-redaction mixin to every registered admin
-  that shows text, and adds "audit" back-links to the coaching, telemetry and memory changelists.
-  It is done from here because telemetry/memory/coaching may not import evaluation code; a test
-  fails if an admin that shows text escapes it.
+- Other apps' admins, with text redaction and "audit" back-links, are declared in
+  `reviewed_admins.py` and registered at the bottom of this module.
 """
 
 from __future__ import annotations
 
-from urllib.parse import urlencode
-
 from django.contrib import admin, messages
-from django.contrib.admin.sites import AdminSite
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
-from django.urls import URLPattern, path, reverse
+from django.urls import path, reverse
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
 from coaching.models import Conversation, Message, Turn
-from evaluation.review import selectors, services
+from evaluation.review import reviewed_admins, selectors, services
 from evaluation.review.charts import weekly_stacked_svg
 from evaluation.review.forms import DefectTagForm
+from evaluation.review.links import audit_url
 from evaluation.review.models import ConversationAudit, DefectTag, DefectTagHistory, RootCauseLayer
-from evaluation.review.redaction import MessageTextAdminMixin, can_view_text, needs_redaction
+from evaluation.review.redaction import MessageTextAdminMixin, can_view_text
 from memory.models import Fact
 
 SEND_TO_EVAL_PERMISSION = "evaluation.add_transcript"
-
-
-def audit_url(conversation_id: int, anchor: str = "") -> str:
-    url = reverse("admin:review_conversationaudit_audit", args=[conversation_id])
-    return f"{url}#{anchor}" if anchor else url
 
 
 class ReadOnlyMixin:
@@ -254,99 +244,8 @@ class DefectTagHistoryAdmin(ReadOnlyMixin, admin.ModelAdmin):
     readonly_fields = ("tag", "tag_pk", "action", "actor", "data", "at")
 
 
-# --- back-links from the telemetry and memory changelists ---------------------------------------
+# Other apps' admins as the review console serves them (text redaction, audit back-links), each one
+# declared in reviewed_admins.py; swapped in here, after every app's admin module was imported.
+reviewed_admins.register(admin.site)
 
-def _goto(**params) -> str:
-    return f"{reverse('admin:review_conversationaudit_goto')}?{urlencode(params)}"
-
-
-@admin.display(description="audit")
-def trace_audit_link(obj) -> str:
-    return format_html('<a href="{}">turn</a>', _goto(trace=obj.trace_id)) if obj.trace_id else "—"
-
-
-@admin.display(description="audit")
-def fact_audit_link(obj) -> str:
-    return format_html('<a href="{}">turn</a>', _goto(fact=obj.pk)) if obj.source_message_id else "—"
-
-
-@admin.display(description="audit")
-def conversation_audit_link(obj) -> str:
-    return format_html('<a href="{}">audit timeline</a>', audit_url(obj.pk))
-
-
-@admin.display(description="audit")
-def message_audit_link(obj) -> str:
-    return format_html('<a href="{}">turn</a>', _goto(message=obj.pk))
-
-
-# Every link resolves through `goto` or the conversation id, so none costs a query per row.
-BACK_LINKS = {"telemetry.modelcall": trace_audit_link, "memory.fact": fact_audit_link,
-              "identity.conversation": conversation_audit_link, "coaching.turn": trace_audit_link,
-              "identity.message": message_audit_link}
-
-
-def _guard_custom_views(admin_class: type[admin.ModelAdmin]) -> type[admin.ModelAdmin]:
-    """Custom views of a text-bearing admin (trace pages, graphs, …) were written before the text
-    permission existed: require view permission and the text permission for them."""
-    standard = {"changelist", "add", "history", "delete", "change", "autocomplete"}
-
-    def get_urls(self):
-        urls = super(wrapped, self).get_urls()
-        opts = self.model._meta
-        prefix = f"{opts.app_label}_{opts.model_name}_"
-        guarded = []
-        for pattern in urls:
-            name = pattern.name or ""
-            if isinstance(pattern, URLPattern) and name and not (
-                    name.startswith(prefix) and name[len(prefix):] in standard):
-                guarded.append(URLPattern(pattern.pattern, _guarded(self, pattern.callback),
-                                          pattern.default_args, pattern.name))
-            else:
-                guarded.append(pattern)
-        return guarded
-
-    wrapped = type(admin_class.__name__, (MessageTextAdminMixin, admin_class),
-                   {"__module__": admin_class.__module__, "get_urls": get_urls,
-                    "__doc__": admin_class.__doc__})
-    return wrapped
-
-
-def _guarded(model_admin, view):
-    def guarded_view(request, *args, **kwargs):
-        # Anonymous and non-staff users fall through to admin_view, which sends them to log in.
-        if model_admin.admin_site.has_permission(request) and not (
-                model_admin.has_view_permission(request) and can_view_text(request.user)):
-            raise PermissionDenied
-        return view(request, *args, **kwargs)
-
-    guarded_view.__name__ = getattr(view, "__name__", "guarded_view")
-    # Keep the csrf/cache attributes admin_view put on the original.
-    guarded_view.__dict__.update(getattr(view, "__dict__", {}))
-    return guarded_view
-
-
-def integrate(site: AdminSite) -> None:
-    for model, model_admin in list(site._registry.items()):
-        cls = model_admin.__class__
-        label = model._meta.concrete_model._meta.label_lower
-        link = BACK_LINKS.get(label)
-        needs_mixin = needs_redaction(model_admin) and not isinstance(model_admin, MessageTextAdminMixin)
-        if not needs_mixin and link is None:
-            continue
-        if needs_mixin:
-            new_cls = _guard_custom_views(cls)
-        else:
-            new_cls = type(cls.__name__, (cls,), {"__module__": cls.__module__})
-        if link is not None and model is not ConversationAudit:
-            display = list(getattr(cls, "list_display", ()) or ())
-            if display and display != ["__str__"] and "audit_link" not in display:
-                new_cls.audit_link = staticmethod(link)
-                new_cls.list_display = (*display, "audit_link")
-        site.unregister(model)
-        site.register(model, new_cls)
-
-
-integrate(admin.site)
-
-__all__ = ["ConversationAuditAdmin", "DefectTagAdmin", "DefectTagHistoryAdmin", "audit_url", "integrate"]
+__all__ = ["ConversationAuditAdmin", "DefectTagAdmin", "DefectTagHistoryAdmin", "audit_url"]

@@ -5,7 +5,8 @@ text, entity names, telemetry prompt/response content and staff notes that quote
 else (researchers in particular) still sees ids, counts, timings and labels, never the words.
 
 The policy lives here, in one table, rather than in each admin: an admin opts in by mixing in
-`MessageTextAdminMixin`, and the mixin looks the model up in `TEXT_FIELDS`. A test walks every
+`MessageTextAdminMixin` (or `TextGuardedAdminMixin`, which also guards its custom views), and the
+mixin looks the model up in `TEXT_FIELDS`. A test walks every
 registered ModelAdmin and fails if a model listed here is served by an admin without the mixin.
 """
 
@@ -15,6 +16,7 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.db import models
+from django.urls import URLPattern
 
 TEXT_PERMISSION = "review.view_message_text"
 
@@ -201,5 +203,39 @@ class MessageTextAdminMixin:
         return super().autocomplete_view(request)
 
 
-class MessageTextInlineMixin(MessageTextAdminMixin):
-    """For inlines: the same field hiding (changelist/title hooks are simply unused)."""
+
+# Standard ModelAdmin views; anything else an admin adds to get_urls is a custom view.
+_STANDARD_VIEWS = frozenset({"changelist", "add", "history", "delete", "change", "autocomplete"})
+
+
+class TextGuardedAdminMixin(MessageTextAdminMixin):
+    """For admins written before the text permission existed (other apps' admins, evaluation's):
+    the redaction above, and their custom views (trace pages, graphs, reports…) also require the
+    view permission and the text permission, since nothing in those views hides text."""
+
+    def get_urls(self):
+        opts = self.model._meta
+        prefix = f"{opts.app_label}_{opts.model_name}_"
+        guarded = []
+        for pattern in super().get_urls():
+            name = pattern.name or ""
+            if isinstance(pattern, URLPattern) and name and not (
+                    name.startswith(prefix) and name[len(prefix):] in _STANDARD_VIEWS):
+                pattern = URLPattern(pattern.pattern, _text_guarded(self, pattern.callback), pattern.default_args,
+                                     pattern.name)
+            guarded.append(pattern)
+        return guarded
+
+
+def _text_guarded(model_admin: Any, view: Any) -> Any:
+    def guarded_view(request, *args, **kwargs):
+        # Anonymous and non-staff users fall through to admin_view, which sends them to log in.
+        if model_admin.admin_site.has_permission(request) and not (
+                model_admin.has_view_permission(request) and can_view_text(request.user)):
+            raise PermissionDenied
+        return view(request, *args, **kwargs)
+
+    guarded_view.__name__ = getattr(view, "__name__", "guarded_view")
+    # Keep the csrf/cache attributes admin_view put on the original.
+    guarded_view.__dict__.update(getattr(view, "__dict__", {}))
+    return guarded_view
