@@ -22,6 +22,10 @@ from bloom.tests._subprocess import run_manage
         ({"CELERY_BROKER_URL": "kafka://127.0.0.1:9092"}, "CELERY_BROKER_URL", "unsupported broker"),
         ({"DEBUG": "maybe"}, "DEBUG", "not a boolean"),
         ({"DEBUG": "0", "SECRET_KEY": ""}, "SECRET_KEY", "must be set"),
+        ({"BLOOM_MEMORY_DEDUP_COSINE": "high"}, "BLOOM_MEMORY_DEDUP_COSINE", "not a number"),
+        ({"BLOOM_MEMORY_SURPRISE_COSINE": "1.5"}, "BLOOM_MEMORY_SURPRISE_COSINE", "must be > 0 and <= 1"),
+        ({"BLOOM_MEMORY_TIER_WARM_MIN": "0.8"}, "BLOOM_MEMORY_TIER_WARM_MIN", "must be <= BLOOM_MEMORY_TIER_HOT_MIN"),
+        ({"BLOOM_ENTITY_THRESHOLD": "2"}, "BLOOM_ENTITY_THRESHOLD", "must be between 0 and 1"),
     ],
 )
 @pytest.mark.parametrize("command", ["check", "preflight"])
