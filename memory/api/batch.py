@@ -1,8 +1,8 @@
 """Batch ingest: `POST /api/v1/memory/learners/<uuid>/facts/batch` with up to BATCH_MAX_ITEMS items,
 each with optional `occurred_at`, `external_id` and `metadata`. Every dedup, restatement and
 surprise rule applies exactly as for single facts (services.facts_ingest, set-wise); embeddings are
-computed in one batched call. The response says, per item and in order, what happened, so a client
-can reconcile its own records:
+computed in one batched call and the follow-up tasks go to the broker together (memory/batch.py).
+The response says, per item and in order, what happened, so a client can reconcile its own records:
 
     {"created": 2, "strengthened": 1, "duplicates": 1, "surprises": 0,
      "items": [{"index": 0, "outcome": "created", "fact_id": 41, "external_id": "m-1"},
@@ -25,7 +25,8 @@ from rest_framework.response import Response
 
 from memory import conf
 from memory.api.views import MemoryView
-from memory.ingest import EXTERNAL_ID_MAX_CHARS, ingest_facts
+from memory.batch import ingest_batch
+from memory.ingest import EXTERNAL_ID_MAX_CHARS
 from memory.rules import FACT_TYPES
 
 BATCH_MAX_ITEMS = 1000
@@ -75,7 +76,7 @@ class LearnerFactsBatchView(MemoryView):
         learner = self.learner(request, research_id)
         s = BatchInputSerializer(data=request.data)
         s.is_valid(raise_exception=True)
-        result = ingest_facts(learner_id=learner.pk, items=[dict(x) for x in s.validated_data["items"]],
+        result = ingest_batch(learner_id=learner.pk, items=[dict(x) for x in s.validated_data["items"]],
                               source_agent="api", service="memory.api.batch")
         body = {"created": sum(1 for i in result.items if i.outcome == "created"),
                 "strengthened": len(result.strengthened), "duplicates": result.duplicates,
