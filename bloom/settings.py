@@ -36,7 +36,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 # --- core -----------------------------------------------------------------------------------
 DEBUG = env_bool("DEBUG", True)
-_secret = os.environ.get("SECRET_KEY", "").strip()
+_secret = env_str("SECRET_KEY", "")
 if not _secret:
     if not DEBUG:
         raise ConfigError("SECRET_KEY must be set when DEBUG is off")
@@ -110,8 +110,8 @@ ASGI_APPLICATION = "bloom.asgi.application"
 DATABASE_URL = env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'bloom.sqlite3'}")
 DATABASES = {"default": parse_database_url(DATABASE_URL, base_dir=BASE_DIR)}
 # Concurrent test runs (several checkouts on one machine) can pick their own test database.
-if os.environ.get("BLOOM_TEST_DB_NAME"):
-    DATABASES["default"]["TEST"] = {"NAME": os.environ["BLOOM_TEST_DB_NAME"]}
+if env_str("BLOOM_TEST_DB_NAME", ""):  # the suite's database, so parallel runs on one server don't collide
+    DATABASES["default"]["TEST"] = {"NAME": env_str("BLOOM_TEST_DB_NAME", "")}
 DB_VENDOR = "postgresql" if "postgresql" in DATABASES["default"]["ENGINE"] else "sqlite"
 if DB_VENDOR == "postgresql":
     # Django's advice for ASGI (the web server here is uvicorn): no persistent connections. Each
@@ -160,7 +160,7 @@ REST_FRAMEWORK = {
         "core.identity.auth.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "EXCEPTION_HANDLER": "coaching.api.errors.exception_handler",
+    "EXCEPTION_HANDLER": "core.errors.api_exception_handler",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,
     # Per-client throttling (core.throttling): keyed by the ApiClient, not the IP address.

@@ -1,11 +1,16 @@
-"""The API's one error shape, `{"error": {"code", "message", "field"}}`, for the responses DRF
-never sees: Django's own 404 (no URL matched), 405/403 raised before a view, CSRF failures,
-uncaught exceptions (500), and request bodies over the size limit (413).
+"""The API's one error type and one error shape.
 
-DRF views render their errors through `coaching.api.errors.exception_handler`; this middleware
-is the safety net underneath, for paths under `/api/` only (the admin and the chat page keep
-Django's HTML pages). It never touches a JSON or streaming response: a JSON error that does not
-have the shape is a bug in that view, and the reliability test suite reports it."""
+- `ApplicationError` is the one exception every service, selector and view raises for a request
+  that cannot be carried out (code, message, field, HTTP status).
+- `api_exception_handler` (REST_FRAMEWORK["EXCEPTION_HANDLER"]) renders it, DRF's own exceptions
+  and Django's 404/403 as `{"error": {"code", "message", "field", "errors": [...]}}`: `errors`
+  lists every validation error, and the first one is repeated at the top for clients that read
+  only `code`/`message`/`field`.
+- `ApiErrorShapeMiddleware` gives the same shape to the responses DRF never sees: Django's own 404
+  (no URL matched), 405/403 raised before a view, CSRF failures, uncaught exceptions (500) and
+  request bodies over the size limit (413), for paths under `/api/` only (the admin and the chat
+  page keep Django's HTML pages). It never touches a JSON or streaming response: a JSON error
+  that does not have the shape is a bug in that view, and the reliability suite reports it."""
 
 from __future__ import annotations
 
@@ -32,16 +37,74 @@ MESSAGES = {
 KEEP_HEADERS = ("Allow", "Retry-After", "WWW-Authenticate", "Vary")
 
 
-def error_payload(code: str, message: str, field: str | None = None) -> dict[str, Any]:
-    """The body of every API error. Every app builds its errors through this (or the two helpers
+class ApplicationError(Exception):
+    """A request that cannot be carried out, with a stable machine-readable `code`, the input
+    `field` at fault (if any) and the HTTP `status` the API answers with."""
+
+    def __init__(self, message: str, *, code: str = "invalid", field: str | None = None, status: int = 400):
+        super().__init__(message)
+        self.message, self.code, self.field, self.status = message, code, field, status
+
+
+def error_payload(code: str, message: str, field: str | None = None,
+                  errors: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The body of every API error. Every app builds its errors through this (or the helpers
     below), so the shape is defined once."""
-    return {"error": {"code": code, "message": message, "field": field}}
+    first = {"code": code, "message": message, "field": field}
+    return {"error": {**first, "errors": errors if errors else [first]}}
 
 
 def error_response(code: str, message: str, *, field: str | None = None, status_code: int = 400,
                    headers: dict | None = None) -> Response:
     """A DRF response with the error shape (views and DRF exception handlers)."""
     return Response(error_payload(code, message, field), status=status_code, headers=headers)
+
+
+def _validation_errors(detail: Any, prefix: str | None = None) -> list[dict[str, Any]]:
+    """Every error in a DRF validation detail, flattened to `{code, message, field}` in input order
+    (`field` is dotted for nested input, e.g. `items.content`)."""
+    if isinstance(detail, dict):
+        out: list[dict[str, Any]] = []
+        for key, value in detail.items():
+            name = None if key in ("non_field_errors", "detail") else str(key)
+            out += _validation_errors(value, f"{prefix}.{name}" if prefix and name else name or prefix)
+        return out
+    if isinstance(detail, list):
+        out = []
+        for item in detail:
+            out += _validation_errors(item, prefix)
+        return out
+    return [{"code": getattr(detail, "code", "invalid") or "invalid", "message": str(detail), "field": prefix}]
+
+
+def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    """The one DRF exception handler (REST_FRAMEWORK["EXCEPTION_HANDLER"])."""
+    from django.core.exceptions import PermissionDenied
+    from django.http import Http404
+    from rest_framework import exceptions
+    from rest_framework.views import exception_handler as drf_handler
+
+    if isinstance(exc, ApplicationError):
+        return error_response(exc.code, exc.message, field=exc.field, status_code=exc.status)
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound(str(exc) or "Not found.")
+    elif isinstance(exc, PermissionDenied):
+        exc = exceptions.PermissionDenied()
+    response = drf_handler(exc, context)
+    if response is None:
+        return None  # unexpected: a 500 (logged by Django, shaped by the middleware)
+    if isinstance(exc, exceptions.ValidationError):
+        errors = _validation_errors(exc.detail) or [{"code": "invalid", "message": "Invalid input.", "field": None}]
+        first = errors[0]
+        response.data = error_payload(first["code"], first["message"], first["field"], errors)
+        return response
+    detail = getattr(exc, "detail", None)
+    message = str(detail if detail is not None else exc)
+    code = getattr(detail, "code", None) or getattr(exc, "default_code", "error")
+    if response.status_code == 404:
+        code = "not_found"
+    response.data = error_payload(code, message)
+    return response
 
 
 def error_json(status: int, *, code: str | None = None, message: str | None = None,

@@ -25,14 +25,19 @@ class ApiTokenScheme(OpenApiAuthenticationExtension):
                 "description": "An API client token: `Authorization: Bearer bloom_…` (stored hashed)."}
 
 
-class ErrorDetail(serializers.Serializer):
+class ErrorItem(serializers.Serializer):
     code = serializers.CharField(help_text="machine-readable, e.g. invalid, not_found, throttled")
     message = serializers.CharField(help_text="one sentence for a human")
     field = serializers.CharField(allow_null=True, help_text="the input field at fault, when there is one")
 
 
+class ErrorDetail(ErrorItem):
+    errors = ErrorItem(many=True, help_text="every error of the request (validation may find several); the "
+                                            "first is the one repeated above")
+
+
 class ErrorOut(serializers.Serializer):
-    """`{"error": {"code", "message", "field"}}` — every error of the API."""
+    """`{"error": {"code", "message", "field", "errors"}}` — every error of the API."""
 
     error = ErrorDetail()
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install the pgvector extension into this machine's PostgreSQL. Idempotent.
 # Debian 13: the binary package. Debian 12 (PostgreSQL 15): no binary package exists, so we
-# build Debian's own source package from the next suite (docs/services.md explains why).
+# build Debian's own source package from the next suite (docs/facts.md, pgvector).
 set -euo pipefail
 fail() { echo "install_pgvector: $*" >&2; exit 1; }
 

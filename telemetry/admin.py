@@ -10,6 +10,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
+from core.errors import ApplicationError
 from telemetry import selectors
 from telemetry.charts import latency_and_token_charts
 from telemetry.models import ModelCall
@@ -84,7 +85,7 @@ class ModelCallAdmin(admin.ModelAdmin):
         try:
             window = selectors.parse_window(raw)
             error = ""
-        except selectors.FilterError as exc:
+        except ApplicationError as exc:
             window, error, raw = selectors.parse_window("24h"), str(exc), "24h"
         rows = selectors.call_timeseries(window=window)
         charts = latency_and_token_charts(rows)

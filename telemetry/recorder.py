@@ -28,8 +28,6 @@ QUEUE_MAX = 20_000
 
 
 class TelemetryRecorder:
-    enabled = True
-
     def __init__(self) -> None:
         self._queue: queue.Queue[CallRecord] = queue.Queue(maxsize=QUEUE_MAX)
         self._thread: threading.Thread | None = None
@@ -42,8 +40,6 @@ class TelemetryRecorder:
         return None
 
     def on_end(self, record: CallRecord) -> None:
-        if not self.enabled:
-            return
         if llm_setting("BLOOM_TELEMETRY_ASYNC", False):
             self._enqueue(record)
             return

@@ -14,17 +14,12 @@ from django.db.models import Aggregate, Count, F, FloatField, Q, QuerySet, Sum
 from django.db.models.functions import TruncDay, TruncHour
 from django.utils import timezone
 
+from core.errors import ApplicationError
 from telemetry.models import ModelCall
 
 WINDOW_RE = re.compile(r"^(\d{1,4})([mhd])$")
 WINDOW_UNITS = {"m": "minutes", "h": "hours", "d": "days"}
 PERCENTILES = (0.5, 0.95, 0.99)
-
-
-class FilterError(ValueError):
-    def __init__(self, message: str, *, field: str):
-        super().__init__(message)
-        self.field = field
 
 
 class PercentileCont(Aggregate):
@@ -39,19 +34,8 @@ class PercentileCont(Aggregate):
 def parse_window(raw: str) -> timedelta:
     match = WINDOW_RE.match((raw or "").strip())
     if not match or int(match.group(1)) == 0:
-        raise FilterError("window must look like 30m, 24h or 7d", field="window")
+        raise ApplicationError("window must look like 30m, 24h or 7d", field="window")
     return timedelta(**{WINDOW_UNITS[match.group(2)]: int(match.group(1))})
-
-
-def parse_time(raw: str, *, field: str) -> datetime:
-    from django.utils.dateparse import parse_datetime
-
-    value = parse_datetime(raw.strip()) if raw else None
-    if value is None:
-        raise FilterError(f"{field} must be an ISO 8601 datetime, e.g. 2026-11-30T12:00:00Z", field=field)
-    if timezone.is_naive(value):
-        value = timezone.make_aware(value, timezone.UTC)
-    return value
 
 
 def model_call_list(*, operation: str = "", model: str = "", status: str = "", learner_id: int | None = None,
@@ -64,7 +48,7 @@ def model_call_list(*, operation: str = "", model: str = "", status: str = "", l
         qs = qs.filter(Q(request_model=model) | Q(response_model=model))
     if status:
         if status not in ModelCall.Status.values:
-            raise FilterError(f"status must be one of {', '.join(ModelCall.Status.values)}", field="status")
+            raise ApplicationError(f"status must be one of {', '.join(ModelCall.Status.values)}", field="status")
         qs = qs.filter(status=status)
     if learner_id is not None:
         qs = qs.filter(learner_id=learner_id)

@@ -10,14 +10,11 @@ from typing import Any
 from django.conf import settings
 from django.db import connection, transaction
 
+from core.errors import ApplicationError
 from core.llm.observers import CallRecord
 from telemetry.models import ModelCall
 
 RESET_CONFIRMATION = "DELETE"
-
-
-class TelemetryResetNotConfirmed(ValueError):
-    pass
 
 
 def _content(value: Any) -> str:
@@ -96,7 +93,8 @@ def telemetry_record_calls(*, records: list[CallRecord], batch_size: int = 1000)
 def telemetry_reset(*, confirm: str) -> int:
     """Delete every telemetry row. `confirm` must be exactly "DELETE"; returns the row count."""
     if confirm != RESET_CONFIRMATION:
-        raise TelemetryResetNotConfirmed(f'reset needs confirm="{RESET_CONFIRMATION}"')
+        raise ApplicationError(f'reset needs confirm="{RESET_CONFIRMATION}"', code="confirmation_required",
+                               field="confirm")
     with transaction.atomic():
         deleted, _ = ModelCall.objects.all().delete()
     return deleted

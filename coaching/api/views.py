@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from datetime import timedelta
+from uuid import UUID
 
 from django.http import Http404
 from django.urls import reverse
@@ -15,7 +16,6 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from coaching import selectors, services
-from coaching.api.errors import error_response
 from coaching.api.serializers import (
     ChatLinkIn,
     ChatLinkOut,
@@ -39,9 +39,10 @@ from coaching.api.serializers import (
     TurnUnavailableOut,
     WeekQuery,
 )
-from coaching.models import ApiClient, Message, MessageStatus
+from coaching.models import ApiClient, Conversation, Message, MessageStatus, PlannedSession
 from coaching.streaming import TurnStream, streaming_response
 from coaching.turn import ModelDown, turn_run
+from core.errors import error_response
 from core.schema import ErrorOut
 
 
@@ -62,8 +63,15 @@ def learner_of_client(request, research_id):
     return learner
 
 
-def _conversation(request, conversation_id):
-    conversation = selectors.conversation_get(client=client_of(request), conversation_id=conversation_id)
+def _pk(model, public_id: UUID) -> int | None:
+    """The integer key behind a public id; the client-scoped selectors then decide whether the
+    caller may see the row."""
+    return model.objects.filter(public_id=public_id).values_list("pk", flat=True).first()
+
+
+def _conversation(request, conversation_id: UUID):
+    pk = _pk(Conversation, conversation_id)
+    conversation = pk and selectors.conversation_get(client=client_of(request), conversation_id=pk)
     if conversation is None:
         raise Http404("Conversation not found.")
     return conversation
@@ -220,8 +228,9 @@ class MessagesView(EventStreamNegotiation, APIView):
 # --- plans, sessions, check-ins, turns --------------------------------------------------------------
 # The same services the coach's tools call (`session_schedule`, `checkin_log`), so a session a
 # client creates or marks done is indistinguishable from one made in the chat.
-def _session(request, session_id):
-    session = selectors.session_get(client=client_of(request), session_id=session_id)
+def _session(request, session_id: UUID):
+    pk = _pk(PlannedSession, session_id)
+    session = pk and selectors.session_get(client=client_of(request), session_id=pk)
     if session is None:
         raise Http404("Session not found.")
     return session
@@ -312,7 +321,8 @@ class CheckInListView(APIView):
     def get(self, request, research_id):
         """Newest first: what the learner reported, in the chat or through this API."""
         learner = learner_of_client(request, research_id)
-        return _page(request, self, selectors.checkins_for(learner=learner).select_related("learner"), CheckInOut)
+        rows = selectors.checkins_for(learner=learner).select_related("learner", "session")
+        return _page(request, self, rows, CheckInOut)
 
 
 class TurnListView(APIView):

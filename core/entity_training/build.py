@@ -1,6 +1,6 @@
 """Train Bloom's GLiNER entity model on the packaged MiniLM encoder and evaluate it held out.
 
-Recipe (measured; the facts are in docs/models.md): gliner 0.2.29 `GLiNER.from_config(<dict>)` on the
+Recipe (measured; the facts are in docs/facts.md): gliner 0.2.29 `GLiNER.from_config(<dict>)` on the
 MiniLM folder, marker span head (here 500 steps, encoder lr 1e-4, dropout 0.1). Two changes to
 that recipe are what make the labels work (without them the model finds spans but scores every
 label alike, ~0.2-0.3, so nothing clears 0.5 and the label is a coin toss):

@@ -43,12 +43,9 @@ ENTITY_LABELS = ("skill", "tool", "resource", "course", "exam", "person", "organ
 
 
 def model_cache_dir() -> Path:
-    try:
-        from django.conf import settings
+    from django.conf import settings
 
-        return Path(settings.BLOOM_MODEL_CACHE)
-    except Exception:  # outside Django (bench scripts): same default as settings
-        return Path(os.path.expanduser(os.environ.get("BLOOM_MODEL_CACHE", "~/.cache/bloom")))
+    return Path(settings.BLOOM_MODEL_CACHE)
 
 
 def chat_model_path(name: str) -> Path:

@@ -66,12 +66,9 @@ def explain(returncode: int, output: str, *, model: Path, timeout: float, timed_
 def smoke_generation(model: Path, *, timeout: float = 180.0, threads: int | None = None) -> SmokeResult:
     if not model.is_file():
         return SmokeResult(False, f"chat model file {model} is missing: run `python manage.py bloom_models`")
-    env = dict(os.environ)
-    if threads:
-        env["BLOOM_SMOKE_THREADS"] = str(threads)
     try:
-        done = subprocess.run([sys.executable, "-m", "core.llm.smoke", str(model)], capture_output=True, text=True,
-                              timeout=timeout, env=env)
+        done = subprocess.run([sys.executable, "-m", "core.llm.smoke", str(model), str(threads or 0)],
+                              capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired as exc:
         out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
         return explain(-1, out, model=model, timeout=timeout, timed_out=True)
@@ -79,10 +76,10 @@ def smoke_generation(model: Path, *, timeout: float = 180.0, threads: int | None
                    model=model, timeout=timeout, timed_out=False)
 
 
-def _child(path: str) -> None:
+def _child(path: str, threads: int) -> None:
     from llama_cpp import Llama
 
-    threads = int(os.environ.get("BLOOM_SMOKE_THREADS") or (os.cpu_count() or 2))
+    threads = threads or os.cpu_count() or 2
     llm = Llama(model_path=path, n_ctx=256, n_threads=threads, verbose=False)
     started = time.monotonic()
     out = llm.create_completion("The capital of France is", max_tokens=8, temperature=0.0)
@@ -93,4 +90,4 @@ def _child(path: str) -> None:
 
 
 if __name__ == "__main__":
-    _child(sys.argv[1])
+    _child(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 0)

@@ -1,18 +1,17 @@
 """Inspect API (staff only). Thin views: parse input, call a selector/service, serialise.
-Errors are `{"error": {"code", "message", "field"}}`."""
+Errors are the API's one shape (core.errors)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from drf_spectacular.utils import extend_schema
-from rest_framework import exceptions, status
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.permissions import BasePermission, IsAdminUser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.errors import error_payload
+from core.errors import ApplicationError
 from telemetry import selectors, services
 from telemetry.api.serializers import (
     AggregateOutput,
@@ -26,29 +25,8 @@ from telemetry.api.serializers import (
 )
 
 
-def _first_error(detail: Any, field: str | None = None) -> tuple[str, str | None]:
-    if isinstance(detail, dict):
-        key, value = next(iter(detail.items()))
-        return _first_error(value, None if key == "non_field_errors" else key)
-    if isinstance(detail, list) and detail:
-        return _first_error(detail[0], field)
-    return str(detail), field
-
-
 class TelemetryAPIView(APIView):
     permission_classes = [IsAdminUser]
-
-    def handle_exception(self, exc):
-        if isinstance(exc, selectors.FilterError):
-            return Response(error_payload("invalid", str(exc), exc.field), status=status.HTTP_400_BAD_REQUEST)
-        response = super().handle_exception(exc)
-        if isinstance(exc, exceptions.APIException):
-            message, field = _first_error(exc.detail)
-            code = exc.get_codes()
-            while isinstance(code, dict | list):
-                code = next(iter(code.values())) if isinstance(code, dict) else code[0]
-            response.data = error_payload(str(code), message, field)
-        return response
 
 
 def _learner_pk(raw: str | None) -> int | None:
@@ -64,7 +42,7 @@ def _learner_pk(raw: str | None) -> int | None:
     try:
         research_id = UUID(raw)
     except ValueError:
-        raise selectors.FilterError("learner must be the learner's id (UUID)", field="learner") from None
+        raise ApplicationError("learner must be the learner's id (UUID)", field="learner") from None
     pk = Learner.objects.filter(research_id=research_id).values_list("pk", flat=True)
     return pk.first() or -1  # an unknown learner has no calls
 
@@ -96,8 +74,8 @@ class TraceView(TelemetryAPIView):
     def get(self, request, trace_id: str):
         roots = selectors.trace_tree(trace_id=trace_id)
         if not roots:
-            return Response(error_payload("not_found", f"no calls recorded for trace {trace_id}", "trace_id"),
-                            status=status.HTTP_404_NOT_FOUND)
+            raise ApplicationError(f"no calls recorded for trace {trace_id}", code="not_found", field="trace_id",
+                                   status=404)
         count = len(selectors.trace_calls(trace_id=trace_id))
         return Response({"trace_id": trace_id, "count": count, "calls": [_node(r) for r in roots]})
 
@@ -127,9 +105,5 @@ class ResetView(TelemetryAPIView):
     def post(self, request):
         body = ResetInput(data=request.data)
         body.is_valid(raise_exception=True)
-        try:
-            deleted = services.telemetry_reset(confirm=body.validated_data["confirm"])
-        except services.TelemetryResetNotConfirmed as exc:
-            return Response(error_payload("confirmation_required", str(exc), "confirm"),
-                            status=status.HTTP_400_BAD_REQUEST)
+        deleted = services.telemetry_reset(confirm=body.validated_data["confirm"])
         return Response({"deleted": deleted})

@@ -6,8 +6,9 @@ from datetime import timedelta
 
 import pytest
 
+from core.errors import ApplicationError
 from telemetry import selectors
-from telemetry.selectors import FilterError, _percentile, parse_window
+from telemetry.selectors import _percentile, parse_window
 from telemetry.tests.factories import make_call
 
 pytestmark = pytest.mark.django_db
@@ -17,7 +18,7 @@ def test_parse_window():
     assert parse_window("30m") == timedelta(minutes=30)
     assert parse_window("7d") == timedelta(days=7)
     for bad in ("", "0h", "1w", "abc", "-1h"):
-        with pytest.raises(FilterError):
+        with pytest.raises(ApplicationError):
             parse_window(bad)
 
 
@@ -62,7 +63,7 @@ def test_list_filters():
     assert ids(selectors.model_call_list(learner_id=1)) == {a.call_id}
     assert ids(selectors.model_call_list(trace_id="tb")) == {b.call_id}
     assert ids(selectors.model_call_list(model="judge-m")) == {b.call_id}
-    with pytest.raises(FilterError):
+    with pytest.raises(ApplicationError):
         selectors.model_call_list(status="exploded")
 
 

@@ -5,9 +5,10 @@ from django.db import transaction
 from django.test import override_settings
 
 from core import llm
+from core.errors import ApplicationError
 from telemetry.models import ModelCall
 from telemetry.recorder import recorder
-from telemetry.services import TelemetryResetNotConfirmed, telemetry_anonymise_learner, telemetry_reset
+from telemetry.services import telemetry_anonymise_learner, telemetry_reset
 from telemetry.tests.factories import make_call, make_record
 
 pytestmark = pytest.mark.django_db
@@ -65,7 +66,7 @@ def test_reset_requires_exact_confirmation():
     make_call()
     make_call()
     for wrong in ("", "delete", "yes"):
-        with pytest.raises(TelemetryResetNotConfirmed):
+        with pytest.raises(ApplicationError):
             telemetry_reset(confirm=wrong)
     assert ModelCall.objects.count() == 2
     assert telemetry_reset(confirm="DELETE") == 2

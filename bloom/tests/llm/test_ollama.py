@@ -3,6 +3,11 @@ real llama.cpp model and MiniLM). Errors map to typed errors and error rows."""
 
 from __future__ import annotations
 
+import contextlib
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
 import pytest
 from django.test import override_settings
 
@@ -56,7 +61,9 @@ def test_format_json_schema(ollama_ok):
     assert ollama_ok.server.requests[-1]["format"] == schema
 
 
-def test_native_tool_calls(ollama_ok):
+def test_tool_call_round_trip_with_the_real_model(ollama_ok):
+    """The fake server turns the real model's schema-constrained choice into Ollama's `tool_calls`:
+    the request carries the tools in Ollama's format and the answer comes back as a tool call."""
     tools = [llm.ToolSpec(name="get_weather", description="Current weather for a city.",
                           parameters={"type": "object", "properties": {"city": {"type": "string"}},
                                       "required": ["city"]})]
@@ -66,6 +73,68 @@ def test_native_tool_calls(ollama_ok):
     assert [c.name for c in result.tool_calls] == ["get_weather"]
     assert isinstance(result.tool_calls[0].arguments["city"], str)
     assert result.finish_reason == "tool_calls"
+
+
+# --- Ollama's native tool-call wire format, from a scripted server (a fake, for parsing only) ---
+WEATHER = llm.ToolSpec(name="get_weather", description="Current weather for a city.",
+                       parameters={"type": "object", "properties": {"city": {"type": "string"}},
+                                   "required": ["city"]})
+
+
+@contextlib.contextmanager
+def scripted_ollama(lines: list[dict]):
+    """Answers every /api/chat with these NDJSON lines, as a real Ollama server streams a native
+    tool call: the `tool_calls` arrive in a message chunk before the final `done` chunk, with the
+    arguments as a JSON object (not a string)."""
+    seen: list[dict] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):
+            seen.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            body = b"".join(json.dumps(line).encode() + b"\n" for line in lines)
+            self.send_response(200)
+            self.send_header("Content-Type", "application/x-ndjson")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with override_settings(OLLAMA_HOST=f"http://127.0.0.1:{server.server_port}", BLOOM_LLM=OLLAMA,
+                               **QUICK_RETRY):
+            yield seen
+    finally:
+        server.shutdown()
+
+
+def _tool_lines(calls: list[dict]) -> list[dict]:
+    message = {"role": "assistant", "content": "", "tool_calls": [{"function": call} for call in calls]}
+    return [{"model": FAKE_OLLAMA_MODEL, "created_at": "2026-12-01T00:00:00Z", "message": message, "done": False},
+            {"model": FAKE_OLLAMA_MODEL, "created_at": "2026-12-01T00:00:01Z",
+             "message": {"role": "assistant", "content": ""}, "done": True, "done_reason": "stop",
+             "prompt_eval_count": 12, "eval_count": 7, "total_duration": 1000, "eval_duration": 500}]
+
+
+def test_native_tool_calls_are_read_from_ollamas_wire_format():
+    lines = _tool_lines([{"name": "get_weather", "arguments": {"city": "Paris"}},
+                         {"name": "get_weather", "arguments": {"city": "Lisbon"}}])
+    with scripted_ollama(lines) as seen:
+        result = llm.chat([{"role": "user", "content": "Weather in Paris and Lisbon?"}], tools=[WEATHER])
+    assert seen[-1]["tools"] == [WEATHER.as_openai()]  # Ollama takes OpenAI-style function specs
+    assert [(c.name, c.arguments) for c in result.tool_calls] == [("get_weather", {"city": "Paris"}),
+                                                                  ("get_weather", {"city": "Lisbon"})]
+    assert result.finish_reason == "tool_calls"
+
+
+@pytest.mark.parametrize("call", [{"name": "delete_everything", "arguments": {}},
+                                  {"name": "get_weather", "arguments": {"town": "Paris"}}])
+def test_a_native_tool_call_outside_the_offered_tools_is_invalid_output(call):
+    with scripted_ollama(_tool_lines([call])), pytest.raises(llm.LLMInvalidOutput):
+        llm.chat([{"role": "user", "content": "Weather?"}], tools=[WEATHER])
 
 
 def test_embeddings_over_ollama(ollama_ok):

@@ -19,7 +19,6 @@ from rest_framework.views import APIView
 
 from coaching.models import ApiClient, Learner
 from coaching.research import selectors, services
-from coaching.research.api.errors import ErrorShapeMixin, error_response
 from coaching.research.api.permissions import CanExportResearchData
 from coaching.research.api.serializers import (
     CalendarFeedOutSerializer,
@@ -37,6 +36,7 @@ from coaching.research.export import (
     write_parquet,
 )
 from coaching.research.models import Study
+from core.errors import error_response
 from core.identity.auth import ApiTokenAuthentication
 
 
@@ -72,7 +72,7 @@ def export_response(*, request: HttpRequest, study: Study, fmt: str, via: str,
     return response
 
 
-class StudyExportView(ErrorShapeMixin, APIView):
+class StudyExportView(APIView):
     permission_classes = [CanExportResearchData]
 
     def perform_content_negotiation(self, request, force=False):
@@ -93,7 +93,7 @@ class StudyExportView(ErrorShapeMixin, APIView):
                                complete_weeks_only=query.validated_data["complete_weeks_only"])
 
 
-class CodebookView(ErrorShapeMixin, APIView):
+class CodebookView(APIView):
     permission_classes = [IsAdminUser]
 
     def perform_content_negotiation(self, request, force=False):
@@ -124,7 +124,7 @@ def calendar_feed(request: HttpRequest, token: str) -> HttpResponse:
     return response
 
 
-class _LearnerCalendarBase(ErrorShapeMixin, APIView):
+class _LearnerCalendarBase(APIView):
     permission_classes = [IsAuthenticated]
 
     def get_authenticators(self):
