@@ -3,25 +3,17 @@ replies alone."""
 
 import pytest
 
-from evaluation.checks import (
-    CheckConfig,
-    CheckContext,
-    check_emoji,
-    check_format_density,
-    check_goal_drift,
+from evaluation.checks import CheckConfig, CheckContext, run_checks
+from evaluation.checks.base import word_count
+from evaluation.checks.behaviour import check_goal_drift, check_premature_advice, check_unperformed_action
+from evaluation.checks.text import check_emoji, check_format_density, check_length, check_scaffold_leak, emoji_count
+from evaluation.checks.voice import (
     check_goal_is_greeting,
-    check_length,
     check_loop,
     check_parrot,
-    check_premature_advice,
     check_profile_unsupported,
     check_refusal,
-    check_scaffold_leak,
     check_third_person,
-    check_unperformed_action,
-    emoji_count,
-    run_checks,
-    word_count,
 )
 
 CLEAN = "That's a real jump from 14 to 16 km! How is the knee feeling today, compared with after the run?"
@@ -140,7 +132,7 @@ def test_goal_drift_uses_transcript_must_not_mention_terms():
 
 def test_run_checks_returns_every_check_as_plain_dicts():
     out = run_checks(CLEAN, CheckContext(goal_category="sport"))
-    assert set(out) == {"scaffold_leak", "over_length", "repetition", "format_density", "emoji",
+    assert set(out) == {"scaffold_leak", "over_length", "repetition", "sentence_repeat", "format_density", "emoji",
                         "premature_advice", "unperformed_action", "goal_drift", "third_person", "parrot", "refusal",
                         "loop", "goal_is_greeting", "profile_unsupported", "example_copy", "coach_as_learner",
                         "dangling_end"}
@@ -173,7 +165,7 @@ def test_code_rendered_templates_are_not_counted_as_model_drift_or_advice():
 
 
 def test_repetition_flags_loops_not_normal_replies():
-    from evaluation.checks import check_repetition
+    from evaluation.checks.text import check_repetition
 
     loop = "I'm not sure how to do this. " * 4
     assert check_repetition(loop).flag
@@ -187,12 +179,12 @@ def test_prompt_vocabulary_and_learner_role_echo_are_leaks():
     assert "prompt vocabulary" in check_scaffold_leak("I think you're going to have to use a lot of markdown.").detail
     learner = "I want to get better at stuff. I feel like I'm wasting my evenings"
     ctx = CheckContext(learner_text=learner)
-    # Echoing the learner is the `parrot` check (issue 14), no longer counted as a scaffold leak.
+    # Echoing the learner is the `parrot` check, no longer counted as a scaffold leak.
     assert check_parrot(f"I am a student. {learner}.", ctx).flag
     assert not check_parrot("Wasting evenings feels rotten. What would you rather do with them?", ctx).flag
 
 
-# --- issue 14: the classes the shipped set and the guard passed ---------------------------------
+# --- defect classes seen with a small model that the shipped set and the guard used to pass ---------
 @pytest.mark.parametrize("text", [
     "The learner reported on a study session. They skipped it.",
     "The learner missed two sessions, so we should move them.",
@@ -260,7 +252,7 @@ def test_profile_unsupported_flags_values_the_learner_never_gave():
 
 
 def test_example_copy_flags_the_retired_onboarding_example_and_not_the_learners_own_words():
-    from evaluation.checks import check_example_copy
+    from evaluation.checks.voice import check_example_copy
 
     ctx = CheckContext(learner_text="6", learner_history=("learn guitar", "6"))
     assert check_example_copy("Six hours a week around the kids is a great commitment.", ctx).flag
@@ -270,7 +262,7 @@ def test_example_copy_flags_the_retired_onboarding_example_and_not_the_learners_
 
 
 def test_coach_as_learner_flags_the_coach_speaking_about_my_life():
-    from evaluation.checks import check_coach_as_learner
+    from evaluation.checks.voice import check_coach_as_learner
 
     assert check_coach_as_learner("Evening time is a crucial part of my life.", CheckContext()).flag
     assert not check_coach_as_learner("In my experience, evenings work well for you.", CheckContext()).flag
@@ -282,6 +274,38 @@ def test_coach_as_learner_flags_the_coach_speaking_about_my_life():
     ("I swam 5.", False), ("Two ideas: rest and water.", False), (CLEAN, False),
 ])
 def test_dangling_end_flags_a_reply_ending_on_a_list_opener(text, flag):
-    from evaluation.checks import check_dangling_end
+    from evaluation.checks.voice import check_dangling_end
 
     assert check_dangling_end(text, CheckContext()).flag is flag
+
+
+# --- a sentence said twice in one reply ------------------------------------------------------
+@pytest.mark.parametrize("text,copies", [
+    ("Keep going with the scales. You can do it. Keep going with the scales!", 1),
+    ("You did well today. What felt hardest?\nyou did WELL today", 1),  # case, punctuation, line break aside
+    ("You’ve got this, really. Try one more lap. You've got this, really.", 1),  # curly and straight apostrophe
+    ("Nice run this morning. Nice run this morning. Nice run this morning.", 2),
+])
+def test_sentence_repeat_flags_a_reply_that_says_a_sentence_again(text, copies):
+    from evaluation.checks.text import check_sentence_repeat
+
+    result = check_sentence_repeat(text)
+    assert result.flag and result.value == copies, result
+
+
+@pytest.mark.parametrize("text", [
+    CLEAN,
+    "Great! Great! What did you practise today?",  # too short to be a repeated sentence
+    "You practised the scales today. Tomorrow you practised the scales? No: tomorrow you rest.",
+    "Keep going with the scales, and keep going with the chords.",  # repeated words, not a repeated sentence
+])
+def test_sentence_repeat_leaves_replies_without_a_repeated_sentence_alone(text):
+    from evaluation.checks.text import check_sentence_repeat
+
+    assert not check_sentence_repeat(text).flag
+
+
+def test_sentence_repeat_is_one_of_the_checks_every_reply_gets():
+    checks = run_checks("Well done on the swim today. Well done on the swim today.", CheckContext())
+    assert checks["sentence_repeat"]["flag"] is True
+    assert run_checks(CLEAN, CheckContext())["sentence_repeat"]["flag"] is False

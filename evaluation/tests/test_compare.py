@@ -14,8 +14,8 @@ from evaluation.compare import (
     spearman,
 )
 
-# A judge that agreed with the hand scores on the calibration set (issue 14: only such a judge
-# may decide a verdict; these tests of the judge-based reasons pass it explicitly).
+# A judge that agreed with the hand scores on the calibration set (only such a judge may
+# decide a verdict; these tests of the judge-based reasons pass it explicitly).
 TRUSTED = {"tone": {"spearman": 0.8, "exact": 0.7, "n": 105, "invalid": 0}}
 
 
@@ -115,7 +115,7 @@ def test_mean_words_growth_is_a_verbosity_regression():
     assert compare_summaries(base, similar).verdict == "ok"
 
 
-# --- judge validity (issue 14) ----------------------------------------------------------------
+# --- judge validity ---------------------------------------------------------------------------
 def test_spearman_matches_known_values():
     assert spearman([1, 2, 3, 4, 5], [1, 2, 3, 4, 5]) == 1.0
     assert spearman([1, 2, 3, 4, 5], [5, 4, 3, 2, 1]) == -1.0

@@ -246,3 +246,24 @@ def test_recheck_recomputes_checks_from_stored_replies_without_model_calls(fake_
     assert reply.checks["third_person"]["flag"] and "learner" in reply.checks["third_person"]["detail"]
     assert run.summary["check_rates"]["third_person"] == 0.2
     assert len(fake_model.requests) == calls_before
+
+
+def test_summary_reports_the_sentence_repeat_rate_like_the_other_rates(fake_model):
+    repeating = "Nice work on the swim today. What felt different? Nice work on the swim today."
+
+    def coach_repeats_itself(request):
+        return Scripted(text=judge_json()) if request.schema is not None else Scripted(text=repeating)
+
+    fake_model.default = coach_repeats_itself
+    run = execute(model="fake:coach", judge=False)
+    s = run.summary
+    # The model's own output repeated a sentence in every reply, whatever the guard then showed.
+    assert s["raw_check_rates"]["sentence_repeat"] == 1.0
+    assert "sentence_repeat" in s["check_rates"]
+    fake_model.default = scripted_model
+    clean = execute(model="fake:coach", judge=False)
+    assert clean.summary["raw_check_rates"]["sentence_repeat"] == 0.0
+    # ...and a comparison counts it like any other check.
+    comparison = comparison_create(baseline=clean, candidate=run)
+    assert comparison.verdict == "regression"
+    assert any(r.startswith("check raw:sentence_repeat rate 0.00 → 1.00") for r in comparison.reasons)

@@ -1,0 +1,67 @@
+"""Checks shared with the coaching guard (`coaching/reply_checks.py`), so evaluation counts exactly
+what the guard blocks: third person, parroting, refusals, loops, copies of the prompt's example,
+the coach speaking as the learner, a dangling list opener, and the profile values a turn saved."""
+
+from __future__ import annotations
+
+from coaching import prompts, reply_checks
+from evaluation.checks.base import CheckContext, CheckResult, strip_templates
+
+
+def _shared(hit: str | None) -> CheckResult:
+    return CheckResult(flag=hit is not None, value=1.0 if hit else 0.0, detail=hit or "")
+
+
+def check_third_person(text: str, ctx: CheckContext) -> CheckResult:
+    """"The learner reported…", "the user's goal": talking about the learner instead of to them."""
+    return _shared(reply_checks.third_person(strip_templates(text, ctx)))
+
+
+def check_parrot(text: str, ctx: CheckContext) -> CheckResult:
+    """A long run of the learner's own message repeated back (≥ 8 words, or most of a short one)."""
+    return _shared(reply_checks.parrot(strip_templates(text, ctx), ctx.learner_text))
+
+
+def check_refusal(text: str, ctx: CheckContext) -> CheckResult:
+    """"I'm sorry, but I can't assist with that." to an ordinary coaching message."""
+    return _shared(reply_checks.refusal(text))
+
+
+def check_loop(text: str, ctx: CheckContext) -> CheckResult:
+    """The same reply text at least three times in one conversation (templated or not: a learner
+    sees a loop either way)."""
+    return _shared(reply_checks.loop(text, ctx.previous_replies))
+
+
+def check_example_copy(text: str, ctx: CheckContext) -> CheckResult:
+    """The reply copies the prompt's example exchange ("…around the kids…") where nobody in this
+    conversation said it: the shipped exemplars and the retired ones."""
+    examples = [*prompts.EXEMPLARS.values(), *prompts.RETIRED_EXEMPLARS]
+    allowed = [ctx.learner_text, *ctx.learner_history, ctx.primary_goal, *ctx.template_texts,
+               ctx.context_snapshot]
+    return _shared(reply_checks.example_copy(strip_templates(text, ctx), examples, allowed))
+
+
+def check_coach_as_learner(text: str, ctx: CheckContext) -> CheckResult:
+    """The coach speaks as the learner: "Evening time is a crucial part of my life."."""
+    return _shared(reply_checks.coach_as_learner(strip_templates(text, ctx)))
+
+
+def check_dangling_end(text: str, ctx: CheckContext) -> CheckResult:
+    """The reply ends on a list opener: "…tips to help you stay motivated:\n1."."""
+    return _shared(reply_checks.dangling_end(text))
+
+
+def check_goal_is_greeting(text: str, ctx: CheckContext) -> CheckResult:
+    """The turn stored a greeting or filler as the learner's goal."""
+    return _shared(reply_checks.goal_is_greeting(str(dict(ctx.profile_updates).get("primary_goal") or "")))
+
+
+def check_profile_unsupported(text: str, ctx: CheckContext) -> CheckResult:
+    """The turn stored a profile value nothing the learner wrote supports."""
+    updates = dict(ctx.profile_updates)
+    if not updates:
+        return CheckResult(flag=False)
+    history = ctx.learner_history or (ctx.learner_text,)
+    bad = reply_checks.values_never_given(updates, history)
+    return CheckResult(flag=bool(bad), value=float(len(bad)), detail="; ".join(bad))
