@@ -4,11 +4,11 @@ FAKE scripted model (these tests check control flow, not language)."""
 import pytest
 from django.test import override_settings
 
+from coaching.models import Message, MessageStatus, Turn
+from coaching.tests.conftest import make_client, onboarded_learner
 from core.env import ModelSpec
 from core.llm import LLMUnavailable
 from core.outbox.models import OutboxMessage
-from coaching.models import Message, MessageStatus, Turn
-from coaching.tests.conftest import make_client, onboarded_learner
 
 pytestmark = pytest.mark.django_db
 
@@ -24,7 +24,7 @@ def test_requires_token(db):
 
     r = APIClient().get("/api/v1/learners")
     assert r.status_code in (401, 403)
-    assert set(r.json()["error"]) == {"code", "message", "field"}
+    assert set(r.json()["error"]) == {"code", "message", "field", "errors"}
     bad = APIClient()
     bad.credentials(HTTP_AUTHORIZATION="Bearer nope")
     assert bad.get("/api/v1/learners").status_code == 401

@@ -95,4 +95,7 @@ def error_of(response) -> dict:
     assert isinstance(err["code"], str) and err["code"], err
     assert isinstance(err["message"], str) and err["message"], err
     assert err["field"] is None or isinstance(err["field"], str), err
+    # every error listed; the first repeated at the top for clients that read only that
+    assert isinstance(err.get("errors"), list) and err["errors"], err
+    assert err["errors"][0] == {key: err[key] for key in ("code", "message", "field")}, err
     return err

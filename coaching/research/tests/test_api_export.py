@@ -14,7 +14,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from coaching.research import services
-from coaching.research.export import COLUMN_NAMES, as_async_iterator, codebook_csv, codebook_markdown
+from coaching.research.codebook import COLUMN_NAMES, codebook_csv, codebook_markdown
+from coaching.research.export import as_async_iterator
 from coaching.research.models import ExportLog
 from coaching.research.tests import factories as f
 
@@ -52,7 +53,7 @@ def test_export_forbidden_without_staff_and_permission(client, study, staff, per
     response = client.get(_url(study))
     assert response.status_code == 403
     body = response.json()
-    assert set(body["error"]) == {"code", "message", "field"}
+    assert set(body["error"]) == {"code", "message", "field", "errors"}
     assert not ExportLog.objects.exists()
 
 
