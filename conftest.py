@@ -16,8 +16,8 @@ def embedded_model_server(tmp_path_factory):
     (BLOOM_TEST_MODEL_SERVER=external keeps OPENAI_BASE_URL as given)."""
     import os
 
-    from core.llm import assets
     from bloom.tests.reliability import procs
+    from core.llm import assets
 
     if os.environ.get("BLOOM_TEST_MODEL_SERVER") == "external" or \
             not assets.chat_model_path(assets.DEFAULT_CHAT_MODEL).is_file():
@@ -59,7 +59,7 @@ def real_celery_worker(transactional_db, celery_app_real):
         pool="solo",
         concurrency=1,
         perform_ping_check=False,
-        queues=["llm", "memory", "eval", "default"],
+        queues=["memory", "eval", "default"],
         shutdown_timeout=30,
     ) as worker:
         yield worker

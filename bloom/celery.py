@@ -1,5 +1,6 @@
-"""Celery application. Queues: `llm` (model-bound coaching work), `memory` (extraction,
-summaries, entities), `eval` (evaluation runs). Tasks take ids, re-fetch and return if the row is
+"""Celery application. Queues: `memory` (extraction, summaries, entities), `eval` (evaluation
+runs), `default` (research reminders and missed sessions, retention). Chat turns never queue: they
+run in the web process. Tasks take ids, re-fetch and return if the row is
 gone; enqueueing happens after commit (through the outbox, see core.outbox)."""
 
 from __future__ import annotations
@@ -30,12 +31,11 @@ class BloomTask(Task):
 app = Celery("bloom", task_cls=BloomTask)
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.conf.update(
-    task_queues=(Queue("llm"), Queue("memory"), Queue("eval"), Queue("default")),
+    task_queues=(Queue("memory"), Queue("eval"), Queue("default")),
     task_default_queue="default",
     task_routes={
         "memory.*": {"queue": "memory"},
         "evaluation.*": {"queue": "eval"},
-        "coaching.*": {"queue": "llm"},
     },
     task_serializer="json",
     result_serializer="json",

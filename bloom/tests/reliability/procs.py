@@ -120,7 +120,7 @@ def redis_idle(port: int) -> bool:
         out = subprocess.run(["redis-cli", "-p", str(port), *args], capture_output=True, text=True, timeout=5)
         return int(out.stdout.strip() or 0)
 
-    queued = sum(cli("llen", q) for q in ("llm", "memory", "eval", "default"))
+    queued = sum(cli("llen", q) for q in ("memory", "eval", "default"))
     return queued == 0 and cli("hlen", "unacked") == 0
 
 
@@ -219,7 +219,7 @@ def web(env: dict, port: int, log_dir: Path, name: str = "web") -> Proc:
 
 def worker(env: dict, log_dir: Path, name: str = "worker") -> Proc:
     # solo pool: the task runs in the worker process itself, so a SIGKILL really interrupts it.
-    return Proc(name, [str(VENV_BIN / "celery"), "-A", "bloom", "worker", "-Q", "llm,memory,eval,default",
+    return Proc(name, [str(VENV_BIN / "celery"), "-A", "bloom", "worker", "-Q", "memory,eval,default",
                        "--pool", "solo", "--concurrency", "1", "--loglevel", "WARNING", "-n", f"{name}@%h",
                        "--without-gossip", "--without-mingle", "--without-heartbeat"], env, log_dir).start()
 
