@@ -31,7 +31,8 @@ _CLAIMS: list[tuple[str, str]] = [
     ("schedule_session", r"(?i)\b(i(?:'ve| have)? (?:just )?(?:scheduled|booked|added|put|set up|created|planned)|"
                          r"(?:has|have) been (?:scheduled|booked|added)|is now (?:scheduled|booked|in your))"),
     ("log_checkin", r"(?i)\bi(?:'ve| have)? (?:just )?(?:logged|recorded|noted down|marked|saved|updated)\b"),
-    # The calendar feed is issue 7's: until a subscription is tracked, no calendar claim is true.
+    # A calendar claim is true only once the learner confirmed subscribing to their calendar feed
+    # (ToolBox.done adds "calendar" then); until then the coach must not say it put anything there.
     ("calendar", r"(?i)\b(to|in|into|on) your (?:google |outlook )?calendar\b|\bcalendar (?:invite|event|reminder)\b|"
                  r"\bset (?:up )?a reminder\b|\bsent you\b|\bemailed\b"),
 ]

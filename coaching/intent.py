@@ -1,16 +1,19 @@
 """Intent parsers: what a learner message asks for, read by rules BEFORE anything is written.
 
-Issue 14's defect: "can we move the sessions I missed?" contains "missed", was routed as a
-session report and code wrote a skip nobody reported. Here a message is a *report* only when it
-states, in the past tense and not as a question, that a session was done or skipped; a question,
-a plan request and a reschedule request are told apart from it first. The parser also reads which
-session a report refers to ("today", "yesterday", "Tuesday's", "both") so the engine can write only
-on an unambiguous reference and otherwise ask. Pure functions: no database, no model."""
+A defect this guards against: "can we move the sessions I missed?" contains "missed", was routed
+as a session report and code wrote a skip nobody reported. Here a message is a *report* only when
+it states, in the past tense and not as a question, that a session was done or skipped; a
+question, a plan request and a reschedule request are told apart from it first. The parser also
+reads which session a report refers to ("today", "yesterday", "Tuesday's", "both"), and
+`report_targets` resolves it against the sessions that could be meant, so the turn writes only on
+an unambiguous reference and otherwise asks. Answers to offered choices ("option B", "the second
+one", "yes") are resolved here too. Pure functions: no database, no model, no clock."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import date, tzinfo
 
 REPORT, QUESTION, PLAN, RESCHEDULE, UNDO, OTHER = "report", "question", "plan_request", "reschedule", "undo", "other"
 
@@ -133,3 +136,40 @@ def pick_choice(text: str, labels: list[str], day_names: list[str] | None = None
     if _YES.search(norm) and labels:
         return 0
     return None
+
+
+def resolve_option(text: str, options: list[dict]) -> dict | None:
+    """Which offered option the learner picked ("option B", "the second one"; "yes"/"sure" = the
+    first, recommended one). Code, not the model, resolves it against the options stored on the
+    previous turn."""
+    index = pick_choice(text, [o["label"] for o in options])
+    return options[index] if index is not None else None
+
+
+def report_targets(intent: Intent, candidates: list, *, tz: tzinfo, today: date) -> tuple[list, bool]:
+    """(sessions the report is about, ambiguous?). A write needs an unambiguous reference: the one
+    session that fits "today"/"yesterday"/"Tuesday's"/"both", or the only reportable session.
+    `candidates` are sessions (with `planned_start`), newest first; `tz` is the learner's time
+    zone and `today` the learner's date in it."""
+    if intent.reference == "all":
+        ambiguous = intent.count is not None and intent.count != len(candidates)
+        return (candidates if not ambiguous else []), ambiguous or not candidates
+    if not intent.reference:
+        if len(candidates) <= 1:
+            return candidates, False
+        return [], True
+    if intent.reference == "last":
+        return candidates[:1], False
+    def day(s):
+        return s.planned_start.astimezone(tz).date()
+    if intent.reference == "today":
+        fits = [s for s in candidates if day(s) == today]
+    elif intent.reference == "yesterday":
+        fits = [s for s in candidates if (today - day(s)).days == 1]
+    else:
+        fits = [s for s in candidates if day(s).weekday() == intent.weekday]
+    if len(fits) == 1:
+        return fits, False
+    if not fits and not candidates:
+        return [], False  # nothing planned: an unattached practice report
+    return [], True

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 PROMPT_VERSION = "2026-12-01.3"
 
-# Issue 14: the 0.5B model copies the prompt's own wording. A prompt that says "the learner" gets
+# The 0.5B model copies the prompt's own wording. A prompt that says "the learner" gets
 # replies about "the learner"; a prompt with an "ACTIONS line" gets "ACTIONS done this turn" back.
 # So every instruction here speaks of the person as "them"/"you", names no prompt section, and
 # one short exemplar shows the shape of a good reply (second person, own words, no heading).

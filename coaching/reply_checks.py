@@ -1,10 +1,11 @@
 """Deterministic reply and profile checks shared by the output guard (coaching/guard.py) and the
 evaluation checks (evaluation/checks.py), so the guard blocks exactly what evaluation counts.
 
-Pure functions: text in, a short reason (or None) out. No Django, no model. Every pattern below
-comes from a defect seen with the default 0.5B model (issue 14): replies narrating the learner in
-the third person, echoing the learner's message, refusing ordinary coaching messages, the same
-text coming back turn after turn, and greetings stored as profile values."""
+Pure functions: text in, a short reason (or None) out. No model. Every pattern below comes from a
+defect seen with the default 0.5B model: replies narrating the learner in the third person,
+echoing the learner's message, refusing ordinary coaching messages, the same text coming back
+turn after turn, and greetings stored as profile values (small talk is recognised by the
+onboarding gate's own rules, coaching/onboarding/small_talk.py)."""
 
 from __future__ import annotations
 
@@ -12,101 +13,14 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from coaching.onboarding.small_talk import is_small_talk
+from coaching.onboarding.values import parse_best_time, parse_category_answer
+
 _WORD = re.compile(r"[a-z0-9][a-z0-9'’]*")
 
 
 def words(text: str) -> list[str]:
     return _WORD.findall(text.lower().replace("’", "'"))
-
-
-# --- small talk / non-answers ---------------------------------------------------------------
-GREETINGS = frozenset({
-    "hi", "hello", "hey", "hiya", "heya", "yo", "sup", "howdy", "hallo", "hola", "bonjour", "greetings",
-    "good morning", "good afternoon", "good evening", "hi there", "hello there",
-    "hey there", "hey hey", "what's up", "whats up", "wassup", "how are you", "how r u", "how are you doing",
-    "how's it going", "hows it going", "nice to meet you", "hi bloom", "hello bloom", "hey bloom",
-})
-FILLER = frozenset({
-    "", "idk", "i dont know", "i don't know", "dunno", "not sure", "no idea", "skip", "pass", "next",
-    "maybe", "whatever", "anything", "nothing", "n/a", "na", "none", "?", "hmm", "hm", "hmmm", "ok", "okay",
-    "yes", "no", "sure", "later", "you decide", "you choose", "dont care", "don't care", "no clue",
-    "something", "stuff", "idc", "meh", "k", "kk", "...", "-", "continue", "go on", "lol", "haha", "thanks",
-    "thank you", "thx", "ty", "cool", "nice", "great", "awesome", "good", "fine", "yep", "yeah", "nope", "nah",
-    "right", "alright", "oh", "ah", "uh", "um", "umm", "test", "testing", "hello?", "are you there",
-    "things", "lots", "everything", "i guess", "not really", "good thanks", "fine thanks", "i'm good", "im good",
-    "i'm fine", "im fine", "ready", "let's go", "lets go", "start", "begin", "help", "what", "why", "huh",
-})
-
-
-def normalise(text: str) -> str:
-    text = text.strip().lower().replace("’", "'")
-    text = re.sub(r"[!.,;:?~)(*]+", " ", text)
-    text = re.sub(r"[\U0001F300-\U0001FAFF\u2600-\u27BF]", " ", text)
-    return re.sub(r"\s+", " ", text).strip()
-
-
-def _small_talk_piece(piece: str) -> bool:
-    norm = normalise(piece)
-    if norm in GREETINGS or norm in FILLER:
-        return True
-    # "hi bloom!", "hello hello", "hey, thanks": a greeting word followed only by filler/greetings.
-    tokens = norm.split()
-    return bool(tokens) and all(t in GREETINGS or t in FILLER or t in {"there", "bloom", "coach", "again"}
-                                for t in tokens)
-
-
-def is_greeting(text: str) -> bool:
-    norm = normalise(text)
-    return norm in GREETINGS or (bool(norm) and norm.split()[0] in GREETINGS and _small_talk_piece(norm))
-
-
-# Uncertainty is not an answer either: "not sure really", "I don't know yet", "no clue tbh" were
-# stored as goals because only the bare phrases were in FILLER. A core phrase, optionally wrapped
-# in softeners ("i'm", "honestly", "yet", "tbh", "to be honest"), and nothing else.
-_SOFTENER = (r"(?:i'?m|i am|im|honestly|really|just|yet|tbh|tho|though|lol|haha|at all|to be honest|right now|"
-             r"for now|at the moment|atm|about (?:it|that|this)|what i want|what to do|what to pick|sorry|hmm+|um+|"
-             r"uh+|well|so|still|totally|kinda|kind of|quite|i guess|i think|either|either way|"
-             r"of|sure|anything|in particular)")
-_UNCERTAIN_CORE = (r"(?:not (?:really |quite |too |so )?sure|unsure|no (?:idea|clue)|not a clue|clueless|"
-                   r"(?:i )?(?:do ?n[o']?t|dont|don't) know|dunno|idk|idc|"
-                   r"(?:i )?(?:haven'?t|have not|havent) (?:decided|thought about it|figured (?:it|that) out)|"
-                   r"not decided|undecided|can'?t decide|cannot decide|hard to say|no preference|"
-                   r"nothing (?:in particular|specific|really)|whatever|anything(?: really)?|"
-                   r"(?:i )?(?:do ?n[o']?t|dont|don't) (?:really )?(?:mind|care)|not certain|who knows|"
-                   r"no (?:real )?goal|no goals?(?: yet)?|none really)")
-_UNCERTAIN = re.compile(rf"^(?:{_SOFTENER}\s+)*{_UNCERTAIN_CORE}(?:\s+{_SOFTENER})*$")
-
-
-def is_uncertain(text: str) -> bool:
-    """'not sure really', 'I don't know yet', 'no clue', 'haven't decided', 'idk tbh'."""
-    return bool(_UNCERTAIN.match(normalise(text)))
-
-
-def is_small_talk(text: str) -> bool:
-    """A greeting, filler, pleasantry or bare uncertainty with nothing a profile could store. Split
-    on sentence and clause marks so "hi! thanks" or "hello, ok" count too."""
-    if is_uncertain(text):
-        return True
-    pieces = [p for p in re.split(r"[.!?,;\n]+", text) if p.strip()]
-    if not pieces:
-        return True
-    return all(_small_talk_piece(p) or is_uncertain(p) for p in pieces)
-
-
-def strip_greeting(text: str) -> str:
-    """Drop a leading greeting ("hi!", "hello there,") so "hi, I want to learn Spanish" is a goal."""
-    out = text.strip()
-    for _ in range(3):
-        match = re.match(r"(?i)^\s*([a-z' ]{1,24}?)\s*[!.,:;\-—–]+\s*", out)
-        if match and normalise(match.group(1)) in GREETINGS:
-            out = out[match.end():]
-            continue
-        match = re.match(r"(?i)^\s*(hi|hello|hey|hiya|heya|yo|hola)\b\s*", out)
-        if match and out[match.end():].strip():
-            out = out[match.end():]
-            continue
-        break
-    return out.strip()
 
 
 # --- third person ---------------------------------------------------------------------------
@@ -247,12 +161,9 @@ def values_never_given(updates: Mapping[str, Any], learner_texts: Iterable[str])
 
 
 def _supported(key: str, value: str, texts: list[str], goal: str) -> bool:
-    # Imported here: onboarding imports this module (for small-talk detection).
-    from coaching import onboarding
-
     if key == "goal_category":
-        return any(onboarding.parse_category_answer(t) == value for t in [*texts, goal])
-    return any(onboarding.parse_best_time(t) == value for t in texts)
+        return any(parse_category_answer(t) == value for t in [*texts, goal])
+    return any(parse_best_time(t) == value for t in texts)
 
 
 # --- copying the prompt's example / speaking as the learner -----------------------------------

@@ -56,10 +56,6 @@ def messages_list(*, conversation: Conversation) -> QuerySet[Message]:
     return conversation.messages.order_by("created_at", "id")
 
 
-def message_by_idempotency_key(*, conversation: Conversation, key: str) -> Message | None:
-    return conversation.messages.filter(idempotency_key=key, role=Role.LEARNER).first()
-
-
 def reply_for(*, message: Message) -> Message | None:
     return message.replies.filter(role=Role.COACH).order_by("id").first()
 
@@ -126,10 +122,6 @@ def progress_for(*, learner: Learner) -> dict:
     reported = done + counts[SessionStatus.SKIPPED] + counts[SessionStatus.MISSED]
     return {"planned": counts[SessionStatus.PLANNED], "completed": done, "skipped": counts[SessionStatus.SKIPPED],
             "missed": counts[SessionStatus.MISSED], "completion_rate": round(done / reported, 2) if reported else None}
-
-
-def unanswered_count(*, conversation: Conversation) -> int:
-    return conversation.messages.filter(role=Role.LEARNER, status=MessageStatus.UNANSWERED).count()
 
 
 # A turn pending longer than this is a crashed request, not a learner still waiting (the model

@@ -21,8 +21,8 @@ from django.core.handlers.asgi import ASGIRequest
 from django.db import close_old_connections, connection
 from django.http import StreamingHttpResponse
 
-from coaching.engine import ModelDown, turn_run
 from coaching.models import Message, MessageStatus
+from coaching.turn import ModelDown, turn_run
 
 _END = object()
 

@@ -11,10 +11,13 @@ import logging
 from datetime import datetime
 from typing import Any
 
-from core.llm import ToolSpec
 from coaching.models import Learner, Message, PlannedSession
 from coaching.selectors import profile_get, progress_for, sessions_upcoming
-from coaching.services import ServiceError, checkin_log, profile_line, session_schedule
+from coaching.services import checkin_log, profile_line, session_schedule
+from core.errors import ApplicationError
+from core.llm import ToolSpec
+from memory.rules import neutralise
+from memory.selectors import search_memory
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +48,15 @@ ACTION_TOOLS = {"schedule_session", "log_checkin"}
 def _session_json(session: PlannedSession) -> dict:
     return {"id": session.id, "start": session.planned_start.isoformat(), "minutes": session.duration_minutes,
             "topic": session.topic, "status": session.status}
+
+
+def _as_data(row: Any) -> Any:
+    """A memory hit as a tool result: its stored text made inert like the memory block's (role
+    tags, template tokens and fences removed), so a stored fact cannot pose as a chat turn when
+    the model reads it back through the tool loop."""
+    if isinstance(row, dict):
+        return {**row, "content": neutralise(str(row["content"]))} if "content" in row else row
+    return neutralise(row if isinstance(row, str) else str(row))
 
 
 class ToolBox:
@@ -80,7 +92,7 @@ class ToolBox:
         else:
             try:
                 result, ok = handler(**(arguments or {})), True
-            except ServiceError as exc:
+            except ApplicationError as exc:
                 result, ok = {"error": str(exc)}, False
             except (TypeError, ValueError) as exc:
                 result, ok = {"error": f"bad arguments: {exc}"}, False
@@ -99,15 +111,11 @@ class ToolBox:
 
     def _t_search_memory(self, query: str, limit: int = 5) -> dict:
         try:
-            from memory.selectors import search_memory
-        except ImportError:
-            return {"results": []}
-        try:
             rows = search_memory(learner_id=self.learner.id, query=str(query)[:200], limit=min(int(limit), 10))
         except Exception as exc:  # memory errors become a tool result, not a failed turn
             logger.exception("search_memory failed")
             return {"error": f"memory search failed: {type(exc).__name__}"}
-        return {"results": [r if isinstance(r, (dict, str)) else str(r) for r in rows]}
+        return {"results": [_as_data(r) for r in rows]}
 
     def _t_schedule_session(self, start: str, minutes: int, topic: str = "") -> dict:
         when = datetime.fromisoformat(str(start))
@@ -120,6 +128,6 @@ class ToolBox:
             session = PlannedSession.objects.select_related("plan").filter(
                 pk=session_id, plan__learner=self.learner).first()
             if session is None:
-                raise ServiceError(f"no session {session_id} for this learner", field="session_id")
+                raise ApplicationError(f"no session {session_id} for this learner", field="session_id")
         checkin = checkin_log(learner=self.learner, outcome=outcome, session=session, message=self.message)
         return {"checkin_id": checkin.id, "outcome": outcome, "session": _session_json(session) if session else None}

@@ -10,12 +10,12 @@ from django.core.management import call_command
 from django.test import Client
 from django.utils import timezone
 
-from core.llm import LLMUnavailable
-from core.llm.providers.fake import Scripted
 from coaching import services
-from coaching.engine import turn_run
 from coaching.models import ApiToken, CheckIn, Learner, Message, PlannedSession, SessionStatus, Turn
 from coaching.tests.conftest import make_client, onboarded_learner
+from coaching.turn import turn_run
+from core.llm import LLMUnavailable
+from core.llm.providers.fake import Scripted
 
 pytestmark = pytest.mark.django_db
 
@@ -53,8 +53,8 @@ def test_false_schedule_claim_removed(fake_model):
     assert not PlannedSession.objects.exists()
 
 
-def test_tool_loop_errors_go_back_to_model_and_final_answer_guaranteed(fake_model, monkeypatch):
-    monkeypatch.setenv("BLOOM_COACH_TOOL_LOOP", "1")
+def test_tool_loop_errors_go_back_to_model_and_final_answer_guaranteed(fake_model, settings):
+    settings.BLOOM_COACH_TOOL_LOOP = True
     client, _ = make_client()
     learner = onboarded_learner(client)
     fake_model.push('{"tool_calls": [{"name": "get_progress", "arguments": {}}]}',
@@ -72,8 +72,8 @@ def test_tool_loop_errors_go_back_to_model_and_final_answer_guaranteed(fake_mode
     assert any(m["role"] == "tool" for m in fake_model.requests[1].messages)
 
 
-def test_tool_loop_invalid_output_still_answers(fake_model, monkeypatch):
-    monkeypatch.setenv("BLOOM_COACH_TOOL_LOOP", "1")
+def test_tool_loop_invalid_output_still_answers(fake_model, settings):
+    settings.BLOOM_COACH_TOOL_LOOP = True
     client, _ = make_client()
     learner = onboarded_learner(client)
     fake_model.push("not json at all", "Here's a thought: start with five minutes.")
@@ -197,7 +197,7 @@ def _sse(http, conv, text):
 
 @pytest.mark.django_db(transaction=True)
 def test_sse_scaffold_tokens_never_reach_the_client(fake_model):
-    """Issue 14: the stream showed `A` `CTIONS` ` done` ` this` ` turn`, then the final event replaced
+    """A defect seen before: the stream showed `A` `CTIONS` ` done` ` this` ` turn`, then the final event replaced
     it with the learner's own message. Now nothing that fails the guard is released."""
     client, http = make_client()
     learner = onboarded_learner(client, goal="learn to swim")

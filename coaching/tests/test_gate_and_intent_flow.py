@@ -1,4 +1,4 @@
-"""Issue 14 through the REST API and the engine: the onboarding gate takes only genuine answers,
+"""Through the REST API and the turn: the onboarding gate takes only genuine answers,
 writes happen only on an unambiguous reference, every write is stated and can be undone. The
 model is the FAKE scripted one (these tests check code decisions, never language)."""
 
@@ -8,10 +8,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from core.llm.providers.fake import Scripted
 from coaching import services
 from coaching.models import CheckIn, LearnerProfile, PlannedSession, SessionStatus, Turn
 from coaching.tests.conftest import onboarded_learner
+from core.llm.providers.fake import Scripted
 
 pytestmark = pytest.mark.django_db
 

@@ -1,7 +1,7 @@
 import pytest
 
 from coaching import guard, prompts
-from coaching.engine import resolve_option
+from coaching.intent import resolve_option
 
 
 def test_cap_length_cuts_at_sentence_boundary():
@@ -51,8 +51,8 @@ def test_resolve_option():
     assert resolve_option("what?", options) is None
 
 
-# --- issue 14: the shared voice checks in the guard ------------------------------------------
-def test_voice_findings_for_the_issue_examples():
+# --- the shared voice checks in the guard ---------------------------------------------------
+def test_voice_findings_for_replies_seen_from_the_small_model():
     kinds = [f.kind for f in guard.find_voice("The learner reported on a study session. They skipped it.")]
     assert kinds == ["third_person"]
     learner = "I missed two sessions this week, can we move them to the weekend?"
@@ -63,7 +63,7 @@ def test_voice_findings_for_the_issue_examples():
     assert guard.find_voice("You missed two sessions — want to move them to Saturday?", learner) == []
 
 
-# --- copying the prompt's example / speaking as the learner (lead's trial) ----------------------
+# --- copying the prompt's example / speaking as the learner ----------------------------------
 OLD_EXAMPLE = ("about 3 hours, my evenings are busy with the kids",
                "Three hours a week around the kids is a real commitment.")
 

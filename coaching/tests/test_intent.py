@@ -1,5 +1,6 @@
 """Intent parsers (pure): a session report is told apart from a question, a plan request and a
-reschedule request before anything is written. Examples are the issue-14 messages."""
+reschedule request before anything is written. Examples are messages that were misread
+before these rules ("can we move the sessions I missed?" wrote a skip)."""
 
 import pytest
 

@@ -115,7 +115,7 @@ def test_done_stays_done():
     assert not advance(OnboardingAnswers(step=OnboardingStep.DONE), "hello").accepted
 
 
-# --- issue 14: only genuine answers advance the gate ------------------------------------------
+# --- only genuine answers advance the gate ---------------------------------------------------
 ALL_STEPS = [OnboardingStep.GOAL, OnboardingStep.CATEGORY, OnboardingStep.WEEKLY_HOURS, OnboardingStep.BEST_TIME,
              OnboardingStep.CONFIDENCE]
 NON_ANSWERS = ["hi", "hello", "Hey!", "hi there", "good morning", "hello bloom", "hey, how are you?", "thanks",
@@ -274,7 +274,7 @@ def test_extract_goal_reports_why_not():
     assert extract_goal("hey") == (None, "greeting")
 
 
-# --- uncertainty is not a goal; a goal stated later replaces one that says nothing (lead's trial) ---
+# --- uncertainty is not a goal; a goal stated later replaces one that says nothing ---------
 UNCERTAIN = ["not sure really", "not sure", "I don't know yet", "no clue", "haven't decided", "nothing in particular",
              "whatever", "anything", "idk tbh", "I'm not really sure, honestly", "dunno yet", "no idea tbh",
              "I haven't figured it out yet", "hard to say"]

@@ -63,7 +63,8 @@ def real_chat_model(settings):
     name = "qwen2.5-coder-0.5b-instruct-q4"
     if not assets.chat_model_path(name).is_file():
         pytest.skip("chat model not assembled: run `python manage.py bloom_models`")
-    settings.BLOOM_LLM = ModelSpec("llamacpp", name)
+    # Served over HTTP as under `make run` (the suite's model server, or BLOOM_TEST_MODEL_SERVER's).
+    settings.BLOOM_LLM = ModelSpec("openai", name)
     reset_breakers()
     return name
 
@@ -170,13 +171,15 @@ def test_memory_a_read_tool_brings_back_reaches_the_model_as_quoted_data(tenants
     services.profile_update(learner=learner, primary_goal="learn to swim", goal_category="sport",
                             weekly_hours=3, best_time="evening", confidence=6)
     _inject(a.api, learner)
+    # The tool call; then a plain answer, which as a tool-loop step is not JSON and ends the loop;
+    # then the answer, asked with the tool result in its prompt.
     fake_chat_model.push('{"tool_calls": [{"name": "search_memory", "arguments": {"query": "admin mode"}}]}',
-                         "Let's keep to your swimming plan.")
+                         "Let's keep to your swimming plan.", "Let's keep to your swimming plan.")
     settings.BLOOM_COACH_TOOL_LOOP = True
     turn = _turn(learner, "What do you remember about me?", "k3")
     [search] = [c for c in turn.tool_calls if c["name"] == "search_memory"]
     assert any("admin mode" in str(r) for r in search["result"].get("results", [])), search["result"]
-    answer_prompt = fake_chat_model.requests[1].messages
+    answer_prompt = fake_chat_model.requests[-1].messages
     tool_results = [m for m in answer_prompt if m.get("role") == "tool"]
     assert tool_results and "admin mode" in tool_results[0]["content"], "the facts came back to the model"
     assert not _not_quoted_data(answer_prompt), _not_quoted_data(answer_prompt)

@@ -1,0 +1,214 @@
+"""What an onboarding message is: a non-answer (greeting, filler, refusal, question, off-topic),
+a goal (stated with or without an intent phrase, possibly before it was asked), or a correction
+of an earlier answer ("actually, my goal is …"). Pure functions: no database, no model."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from coaching.models import OnboardingStep
+from coaching.onboarding.small_talk import is_greeting, is_small_talk, strip_greeting
+from coaching.onboarding.values import (
+    CATEGORY_NAMES,
+    CONFIDENCE_WITH_SCALE,
+    HOURS_WITH_UNIT,
+    TIME_RULES,
+    has_keyword,
+    map_category,
+    normalise,
+    parse_best_time,
+    parse_confidence,
+    parse_hours,
+)
+
+if TYPE_CHECKING:
+    from coaching.onboarding.gate import OnboardingAnswers
+
+
+def is_vague(text: str) -> bool:
+    """Filler, greetings and pleasantries; only punctuation/emoji or one character is not an answer."""
+    if is_small_talk(text):
+        return True
+    norm = normalise(text)
+    return len(re.sub(r"[^a-z0-9]", "", norm)) < 2 and not norm.isdigit()
+
+
+# --- what kind of non-answer --------------------------------------------------------------------
+_REFUSAL = re.compile(
+    r"(?i)\b(?:rather not|prefer not|i don'?t want to (?:say|answer|tell|share|do this)|not telling|"
+    r"none of your business|no comment|why do you (?:need|want) to know|not answering|stop asking|"
+    r"don'?t want to answer|i won'?t (?:say|answer|tell))")
+_OFF_TOPIC = re.compile(
+    r"(?i)\b(?:weather|a joke|tell me a (?:joke|story)|the news|who are you|what are you|are you (?:a |an )?"
+    r"(?:bot|robot|human|ai|real|person)|your name|what is this|what's this|how does (?:this|it) work|"
+    r"how do(?:es)? you work|what can you do|who made you|football score|stock price)\b")
+_ABOUT = re.compile(r"(?i)\bhow (?:does )?(?:this|it) works?\b|\bwhat (?:is|does) this\b|\bwhat do you do\b|"
+                    r"\bwhat can you do\b|\bwhat are you\b|\bwho are you\b")
+_QUESTION_START = re.compile(
+    r"(?i)^\s*(?:what|why|how|who|when|where|which|can|could|would|will|do|does|did|is|are|should|may)\b")
+
+
+def non_answer_kind(text: str) -> str | None:
+    """Why a message is not an answer to any onboarding question, or None if it might be one."""
+    if is_greeting(text):
+        return "greeting"
+    if is_vague(text):
+        return "filler"
+    if _REFUSAL.search(text):
+        return "refusal"
+    if _ABOUT.search(text):
+        return "about"
+    if _OFF_TOPIC.search(text):
+        return "off_topic"
+    return None
+
+
+def is_bare_question(text: str) -> bool:
+    stripped = text.strip()
+    return stripped.endswith("?") or bool(_QUESTION_START.match(stripped))
+
+
+
+# --- goals --------------------------------------------------------------------------------------
+# "I want to …", "my goal is …", "help me …": the words after the cue are the goal.
+_GOAL_INTENT = re.compile(
+    r"(?i)\b(?:my (?:main |real |actual |new )?goal (?:is|would be|'s)(?: to)?|goal:|"
+    r"i(?:'d| would) (?:really )?(?:like|love) to|i (?:really )?(?:want|wanna|need|hope|plan|mean|meant) to|"
+    r"i (?:really )?want|i(?:'m| am) (?:hoping|trying|planning|aiming|looking) to|i(?:'m| am) working on|"
+    r"(?:can|could) you help me(?: to)?|help me(?: to)?|i(?:'d| would) rather|change (?:my|the) goal to|"
+    r"set my goal to|it'?s (?:more|really) about|i meant)\s+(.+)")
+# A goal without an intent phrase still starts with (or contains) a learning verb.
+_GOAL_VERB = re.compile(
+    r"(?i)\b(?:learn|learning|get better at|improve|practi[cs]e|study|pass|prepare for|become|start|master|"
+    r"train for|be able to|finish|build|read|write|run|swim|play|speak|draw|paint|cook|lose|get into|"
+    r"pick up|brush up)\b")
+# Words that say nothing about WHAT the goal is: "get better at stuff" is not a goal yet.
+_GENERIC = frozenset({
+    "get", "got", "better", "at", "be", "more", "good", "do", "doing", "things", "stuff", "something", "anything",
+    "everything", "improve", "improving", "learn", "learning", "some", "a", "an", "the", "to", "in", "on", "my",
+    "myself", "me", "life", "just", "really", "generally", "general", "overall", "whatever", "bit", "lot", "lots",
+    "new", "start", "finally", "properly", "guess", "maybe", "idk", "and", "or", "of", "with", "for", "it",
+})
+_LEAD_FILLER = re.compile(r"(?i)^\s*(?:(?:i guess|i think|well|so|um+|uh+|hmm+|idk|maybe|probably|honestly|ok(?:ay)?|"
+                          r"yeah|yes|like|basically|actually|i suppose)\b[\s,.!-]*)+")
+CORRECTION = re.compile(r"(?i)^\s*(?:(?:actually|wait|sorry|oops|correction|no|nope|hmm|scratch that|"
+                         r"on second thought|let me change|change of plan)\b[\s,:!.-]*)+")
+
+
+def _clean_goal(phrase: str) -> str:
+    phrase = _LEAD_FILLER.sub("", phrase.strip())
+    phrase = re.split(r"(?<=[a-z0-9)])[.!?;]\s|[.!?;]+$|\s+(?:but|because|since|though)\s", phrase, maxsplit=1)[0]
+    return re.sub(r"\s+", " ", phrase).strip(" ,.-—–!?")[:300]
+
+
+def _substantive(goal: str) -> bool:
+    content = [w for w in re.findall(r"[a-z0-9\u00e0-\u024f]+", goal.lower()) if w not in _GENERIC]
+    return any(len(w) >= 3 or w.isdigit() for w in content)
+
+
+def extract_goal(text: str) -> tuple[str | None, str]:
+    """(goal, "") or (None, why not). Reads a goal from a message that may open with a greeting or
+    small talk. A message without a learning verb or intent phrase is still a goal when it is a
+    short phrase naming something ("pottery", "public speaking") or maps to a category."""
+    body = strip_greeting(text)
+    kind = non_answer_kind(body) if body else "greeting"
+    if kind in ("greeting", "filler", "refusal"):
+        return None, kind
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+|\n+", body) if s.strip()]
+    vague = False
+    judged: set[str] = set()
+    for sentence in sentences:
+        match = _GOAL_INTENT.search(sentence)
+        if match:
+            judged.add(sentence)
+            goal = _clean_goal(match.group(1))
+            if goal and _substantive(goal) and not non_answer_kind(goal):
+                return goal, ""
+            vague = True
+    for sentence in sentences:
+        if sentence in judged or non_answer_kind(sentence) or _OFF_TOPIC.search(sentence):
+            continue
+        cleaned = _clean_goal(sentence)
+        if not cleaned or not _substantive(cleaned):
+            continue
+        if _GOAL_VERB.search(cleaned) or map_category(cleaned):
+            if is_bare_question(sentence) and not map_category(cleaned):
+                continue
+            return cleaned, ""
+    if len(sentences) == 1 and not vague and kind is None:
+        cleaned = _clean_goal(body)
+        if (cleaned and len(cleaned.split()) <= 6 and _substantive(cleaned) and not is_bare_question(body)
+                and not re.match(r"(?i)^(?:i|i'm|im|i am|it|it's|this|that|we|you)\b", cleaned)):
+            return cleaned, ""
+    if kind in ("off_topic", "about"):
+        return None, kind
+    if vague:
+        return None, "vague_goal"
+    if any(is_bare_question(s) for s in sentences):
+        return None, "question"
+    return None, "no_goal"
+
+
+def goal_correction(text: str) -> str | None:
+    """'actually, my goal is to learn German', 'no — I want to learn the piano', 'change my goal to …'."""
+    corrected = CORRECTION.match(text)
+    body = text[corrected.end():] if corrected else text
+    match = re.search(r"(?i)\b(?:my (?:main |real |actual |new )?goal (?:is|would be|'s)(?: to)?|"
+                      r"change (?:my|the) goal to|set my goal to|i(?:'d| would) rather|i meant)\s+(.+)", body)
+    if match is None and corrected:
+        match = re.search(r"(?i)^(?:i (?:really )?(?:want|wanna) to|i(?:'d| would) like to)\s+(.+)", body.strip())
+    if match is None:
+        return None
+    goal = _clean_goal(match.group(1))
+    if not goal or not _substantive(goal) or non_answer_kind(goal):
+        return None
+    # "sorry, I meant mornings" / "I meant 5 hours" corrects another answer, not the goal.
+    norm = normalise(goal)
+    if (norm in CATEGORY_NAMES or HOURS_WITH_UNIT.search(goal) or CONFIDENCE_WITH_SCALE.search(goal)
+            or (len(norm.split()) <= 3 and any(has_keyword(norm, k) for _, ks in TIME_RULES for k in ks))):
+        return None
+    return goal
+
+
+_PRONOUN_REF = re.compile(r"(?i)\b(?:it|this|that|them|these|those)\b")
+
+
+def _reads_as_step_answer(step: str, text: str) -> bool:
+    """The current step's own parser reads the message: "I want to do 3 hours" answers the hours."""
+    if step == OnboardingStep.WEEKLY_HOURS:
+        return parse_hours(text) is not None
+    if step == OnboardingStep.BEST_TIME:
+        return parse_best_time(text) is not None
+    if step == OnboardingStep.CONFIDENCE:
+        return parse_confidence(text) is not None
+    return False
+
+
+def later_goal(answers: OnboardingAnswers, text: str) -> str | None:
+    """A goal stated after the goal step, without "actually": taken when the stored goal is not
+    substantive (small talk or uncertainty stored before those were rejected), or when the message
+    states a goal with an intent phrase and a goal verb. Not when the step's own parser reads the
+    message, and not "I want to learn it for work" (a pronoun points back at the stored goal)."""
+    if _reads_as_step_answer(answers.step, text):
+        return None
+    stored = answers.primary_goal
+    stored_empty = not stored or is_small_talk(stored) or not _substantive(stored)
+    if stored_empty:
+        goal, _ = extract_goal(text)
+        # Only a goal that names a skill ("play guitar", "pottery"), not "12" at the confidence step.
+        named = goal and (_GOAL_VERB.search(goal) or map_category(goal))
+        return goal if named and goal_correction(f"actually my goal is {goal}") else None
+    match = next((m for s in re.split(r"(?<=[.!?])\s+|\n+", strip_greeting(text))
+                  if (m := _GOAL_INTENT.search(s))), None)
+    if match is None:
+        return None
+    goal = _clean_goal(match.group(1))
+    if (not goal or not _GOAL_VERB.search(goal) or not _substantive(goal) or non_answer_kind(goal)
+            or _PRONOUN_REF.search(goal) or goal_correction(f"actually my goal is {goal}") is None):
+        return None
+    stored_words = set(re.findall(r"[a-z0-9]+", stored.lower()))
+    new_words = {w for w in re.findall(r"[a-z0-9]+", goal.lower()) if w not in _GENERIC}
+    if new_words <= stored_words:
+        return None  # the same goal said again
+    return goal

@@ -1,0 +1,221 @@
+"""The step machine: goal → category → weekly hours → best time → confidence. Each message is
+validated for the current step (answers.py, values.py); only a genuine answer advances, a
+correction changes an earlier answer, and after two unmatched answers the category and time of
+day steps choose a safe default and say so. Pure functions: no database, no model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from coaching.models import BestTime, GoalCategory, OnboardingStep
+from coaching.onboarding.answers import (
+    CORRECTION,
+    extract_goal,
+    goal_correction,
+    is_bare_question,
+    is_vague,
+    later_goal,
+    non_answer_kind,
+)
+from coaching.onboarding.small_talk import is_greeting, strip_greeting
+from coaching.onboarding.texts import NOTES
+from coaching.onboarding.values import (
+    CONFIDENCE_WITH_SCALE,
+    HOURS_WITH_UNIT,
+    TIME_RULES,
+    has_keyword,
+    map_category,
+    normalise,
+    parse_best_time,
+    parse_category_answer,
+    parse_confidence,
+    parse_hours,
+)
+
+STEPS = [OnboardingStep.GOAL, OnboardingStep.CATEGORY, OnboardingStep.WEEKLY_HOURS,
+         OnboardingStep.BEST_TIME, OnboardingStep.CONFIDENCE, OnboardingStep.DONE]
+FIELD_OF_STEP = {OnboardingStep.GOAL: "primary_goal", OnboardingStep.CATEGORY: "goal_category",
+                 OnboardingStep.WEEKLY_HOURS: "weekly_hours", OnboardingStep.BEST_TIME: "best_time",
+                 OnboardingStep.CONFIDENCE: "confidence"}
+
+
+@dataclass
+class OnboardingAnswers:
+    """The profile fields the gate collects (mirrors LearnerProfile; kept DB-free for tests)."""
+
+    step: str = OnboardingStep.GOAL
+    primary_goal: str = ""
+    goal_category: str = ""
+    weekly_hours: Decimal | None = None
+    best_time: str = ""
+    confidence: int | None = None
+
+
+@dataclass
+class StepOutcome:
+    accepted: bool
+    step: str  # the step that was answered (or attempted)
+    next_step: str
+    updates: dict = field(default_factory=dict)  # profile fields to save
+    error: str = ""  # why it did not advance (kind of non-answer or parse failure)
+    kind: str = ""  # greeting | filler | question | refusal | off_topic | vague_goal | unmatched
+    notes: list[str] = field(default_factory=list)  # code-rendered sentences said to the learner
+    corrected: list[str] = field(default_factory=list)  # earlier fields this answer changed
+
+
+
+def _early_values(text: str, answers: OnboardingAnswers) -> dict:
+    """Hours and confidence the learner gave with their unit ("3 hours a week", "7/10") before the
+    question came. The time of day is NOT read early: "evenings are chaos" names a time that does
+    NOT suit them."""
+    out: dict = {}
+    if answers.weekly_hours is None and (match := HOURS_WITH_UNIT.search(text)):
+        hours = parse_hours(match.group(0))
+        if hours is not None:
+            out["weekly_hours"] = hours
+    if answers.confidence is None and (match := CONFIDENCE_WITH_SCALE.search(text)):
+        confidence = parse_confidence(match.group(0))
+        if confidence is not None:
+            out["confidence"] = confidence
+    return out
+
+
+# --- the gate -----------------------------------------------------------------------------------
+def first_missing_step(answers: OnboardingAnswers) -> str:
+    for step in STEPS[:-1]:
+        value = getattr(answers, FIELD_OF_STEP[step])
+        if value in (None, ""):
+            return step
+    return OnboardingStep.DONE
+
+
+def next_step_after(step: str, answers: OnboardingAnswers) -> str:
+    """The first step still missing a value (the category is skipped when the goal mapped to one)."""
+    return first_missing_step(answers)
+
+
+def _finish(answers: OnboardingAnswers, step: str, updates: dict, notes: list[str],
+            corrected: list[str] | None = None) -> StepOutcome:
+    merged = OnboardingAnswers(**{**answers.__dict__, **updates})
+    nxt = first_missing_step(merged)
+    updates["onboarding_step"] = nxt
+    return StepOutcome(accepted=True, step=step, next_step=nxt, updates=updates, notes=notes,
+                       corrected=corrected or [])
+
+
+def _reject(step: str, kind: str, error: str = "") -> StepOutcome:
+    return StepOutcome(accepted=False, step=step, next_step=step, error=error or kind, kind=kind)
+
+
+def _correct_other_field(answers: OnboardingAnswers, text: str) -> dict:
+    """After 'actually …' / 'sorry, …': which EARLIER answer the learner is changing. Only values
+    with an explicit marker count ("5 hours", "7/10", "mornings"): a bare number is ambiguous."""
+    body = text[CORRECTION.match(text).end():]
+    done = STEPS.index(answers.step) if answers.step in STEPS else len(STEPS) - 1
+
+    def answered(step: str) -> bool:
+        return STEPS.index(step) < done
+
+    candidates: list[tuple[str, object]] = []
+    if answered(OnboardingStep.WEEKLY_HOURS) and (match := HOURS_WITH_UNIT.search(body)):
+        candidates.append(("weekly_hours", parse_hours(match.group(0))))
+    if answered(OnboardingStep.CONFIDENCE) and (match := CONFIDENCE_WITH_SCALE.search(body)):
+        candidates.append(("confidence", parse_confidence(match.group(0))))
+    if answered(OnboardingStep.BEST_TIME):
+        norm = normalise(body)
+        for value, keywords in TIME_RULES:
+            if any(has_keyword(norm, k) for k in keywords):
+                candidates.append(("best_time", value))
+                break
+    if answered(OnboardingStep.CATEGORY):
+        candidates.append(("goal_category", parse_category_answer(body)))
+    for name, value in candidates:
+        if value not in (None, "") and value != getattr(answers, name):
+            return {name: value}
+    return {}
+
+
+def advance(answers: OnboardingAnswers, text: str, *, rejected_in_row: int = 0) -> StepOutcome:
+    """Validate one answer for the current step. Advances only on a genuine answer.
+
+    `rejected_in_row`: how many answers in a row the gate has already rejected at this step (the
+    engine counts them from the conversation's turns). The second unmatched category answer
+    chooses "other" and the second unmatched time of day chooses "flexible"."""
+    step = answers.step
+    if step == OnboardingStep.DONE:
+        return _reject(step, "done", "already complete")
+
+    # A correction of the goal works at every step (and re-maps the category); so does a goal
+    # stated with a goal verb at a later step ("I want to get better at playing guitar" at the
+    # category question), and any real goal while the stored one says nothing.
+    if step != OnboardingStep.GOAL and (goal := goal_correction(text) or later_goal(answers, text)):
+        updates: dict = {"primary_goal": goal}
+        category = map_category(goal)
+        if category or answers.goal_category:
+            updates["goal_category"] = category or ""
+        return _finish(answers, step, updates, [NOTES["corrected"].format(what=f"your goal is “{goal}”")],
+                       corrected=list(updates))
+    if step != OnboardingStep.GOAL and CORRECTION.match(text) and (fix := _correct_other_field(answers, text)):
+        name, value = next(iter(fix.items()))
+        label = {"goal_category": "the area", "weekly_hours": "hours a week", "best_time": "best time",
+                 "confidence": "confidence"}[name]
+        shown = f"{value.normalize():f}" if isinstance(value, Decimal) else value
+        return _finish(answers, step, dict(fix), [NOTES["corrected"].format(what=f"{label} → {shown}")],
+                       corrected=[name])
+
+    if step == OnboardingStep.GOAL:
+        # The goal is read first: "what can you do? I want to learn guitar" is a goal.
+        goal, why = extract_goal(text)
+        if goal is None:
+            if why == "no_goal" and strip_greeting(text) != text.strip():
+                why = "greeting"
+            return _reject(step, why)
+        updates = {"primary_goal": goal}
+        category = map_category(goal)
+        if category:
+            updates["goal_category"] = category
+        updates.update(_early_values(text, answers))
+        return _finish(answers, step, updates, [])
+
+    if is_greeting(text) or is_vague(text):
+        return _retry_default(answers, step, "greeting" if is_greeting(text) else "filler", rejected_in_row)
+    updates = {}
+    if step == OnboardingStep.CATEGORY:
+        category = parse_category_answer(text)
+        if not category:
+            return _retry_default(answers, step, _failed_kind(text), rejected_in_row)
+        updates["goal_category"] = category
+    elif step == OnboardingStep.WEEKLY_HOURS:
+        hours = parse_hours(text)
+        if hours is None:
+            return _reject(step, _failed_kind(text), "hours not in 0.5–80")
+        updates["weekly_hours"] = hours
+    elif step == OnboardingStep.BEST_TIME:
+        best = parse_best_time(text)
+        if not best:
+            return _retry_default(answers, step, _failed_kind(text), rejected_in_row)
+        updates["best_time"] = best
+    elif step == OnboardingStep.CONFIDENCE:
+        confidence = parse_confidence(text)
+        if confidence is None:
+            return _reject(step, _failed_kind(text), "confidence not in 1–10")
+        updates["confidence"] = confidence
+    return _finish(answers, step, updates, [])
+
+
+def _failed_kind(text: str) -> str:
+    """Why an answer the step's parser could not read was not an answer."""
+    return non_answer_kind(text) or ("question" if is_bare_question(text) else "unmatched")
+
+
+def _retry_default(answers: OnboardingAnswers, step: str, kind: str, rejected_in_row: int) -> StepOutcome:
+    """Reject, unless this is the second unmatched answer at a step with a safe default: then the
+    gate chooses it, says so, and moves on (a learner is never trapped on the category question)."""
+    if rejected_in_row >= 1 and step == OnboardingStep.CATEGORY:
+        goal = answers.primary_goal or "your goal"
+        return _finish(answers, step, {"goal_category": GoalCategory.OTHER},
+                       [NOTES["category_other"].format(goal=goal)])
+    if rejected_in_row >= 1 and step == OnboardingStep.BEST_TIME:
+        return _finish(answers, step, {"best_time": BestTime.FLEXIBLE}, [NOTES["time_flexible"]])
+    return _reject(step, kind)

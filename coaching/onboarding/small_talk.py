@@ -1,0 +1,95 @@
+"""Small talk and uncertainty: greetings, filler, pleasantries and "not sure really" are never an
+answer to an onboarding question, nor a profile value (the output checks use `is_small_talk` to
+flag a greeting stored as a goal). Pure functions: text in, a verdict out."""
+
+from __future__ import annotations
+
+import re
+
+GREETINGS = frozenset({
+    "hi", "hello", "hey", "hiya", "heya", "yo", "sup", "howdy", "hallo", "hola", "bonjour", "greetings",
+    "good morning", "good afternoon", "good evening", "hi there", "hello there",
+    "hey there", "hey hey", "what's up", "whats up", "wassup", "how are you", "how r u", "how are you doing",
+    "how's it going", "hows it going", "nice to meet you", "hi bloom", "hello bloom", "hey bloom",
+})
+FILLER = frozenset({
+    "", "idk", "i dont know", "i don't know", "dunno", "not sure", "no idea", "skip", "pass", "next",
+    "maybe", "whatever", "anything", "nothing", "n/a", "na", "none", "?", "hmm", "hm", "hmmm", "ok", "okay",
+    "yes", "no", "sure", "later", "you decide", "you choose", "dont care", "don't care", "no clue",
+    "something", "stuff", "idc", "meh", "k", "kk", "...", "-", "continue", "go on", "lol", "haha", "thanks",
+    "thank you", "thx", "ty", "cool", "nice", "great", "awesome", "good", "fine", "yep", "yeah", "nope", "nah",
+    "right", "alright", "oh", "ah", "uh", "um", "umm", "test", "testing", "hello?", "are you there",
+    "things", "lots", "everything", "i guess", "not really", "good thanks", "fine thanks", "i'm good", "im good",
+    "i'm fine", "im fine", "ready", "let's go", "lets go", "start", "begin", "help", "what", "why", "huh",
+})
+
+
+def normalise(text: str) -> str:
+    text = text.strip().lower().replace("’", "'")
+    text = re.sub(r"[!.,;:?~)(*]+", " ", text)
+    text = re.sub(r"[\U0001F300-\U0001FAFF\u2600-\u27BF]", " ", text)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _small_talk_piece(piece: str) -> bool:
+    norm = normalise(piece)
+    if norm in GREETINGS or norm in FILLER:
+        return True
+    # "hi bloom!", "hello hello", "hey, thanks": a greeting word followed only by filler/greetings.
+    tokens = norm.split()
+    return bool(tokens) and all(t in GREETINGS or t in FILLER or t in {"there", "bloom", "coach", "again"}
+                                for t in tokens)
+
+
+def is_greeting(text: str) -> bool:
+    norm = normalise(text)
+    return norm in GREETINGS or (bool(norm) and norm.split()[0] in GREETINGS and _small_talk_piece(norm))
+
+
+# Uncertainty is not an answer either: "not sure really", "I don't know yet", "no clue tbh" were
+# stored as goals because only the bare phrases were in FILLER. A core phrase, optionally wrapped
+# in softeners ("i'm", "honestly", "yet", "tbh", "to be honest"), and nothing else.
+_SOFTENER = (r"(?:i'?m|i am|im|honestly|really|just|yet|tbh|tho|though|lol|haha|at all|to be honest|right now|"
+             r"for now|at the moment|atm|about (?:it|that|this)|what i want|what to do|what to pick|sorry|hmm+|um+|"
+             r"uh+|well|so|still|totally|kinda|kind of|quite|i guess|i think|either|either way|"
+             r"of|sure|anything|in particular)")
+_UNCERTAIN_CORE = (r"(?:not (?:really |quite |too |so )?sure|unsure|no (?:idea|clue)|not a clue|clueless|"
+                   r"(?:i )?(?:do ?n[o']?t|dont|don't) know|dunno|idk|idc|"
+                   r"(?:i )?(?:haven'?t|have not|havent) (?:decided|thought about it|figured (?:it|that) out)|"
+                   r"not decided|undecided|can'?t decide|cannot decide|hard to say|no preference|"
+                   r"nothing (?:in particular|specific|really)|whatever|anything(?: really)?|"
+                   r"(?:i )?(?:do ?n[o']?t|dont|don't) (?:really )?(?:mind|care)|not certain|who knows|"
+                   r"no (?:real )?goal|no goals?(?: yet)?|none really)")
+_UNCERTAIN = re.compile(rf"^(?:{_SOFTENER}\s+)*{_UNCERTAIN_CORE}(?:\s+{_SOFTENER})*$")
+
+
+def is_uncertain(text: str) -> bool:
+    """'not sure really', 'I don't know yet', 'no clue', 'haven't decided', 'idk tbh'."""
+    return bool(_UNCERTAIN.match(normalise(text)))
+
+
+def is_small_talk(text: str) -> bool:
+    """A greeting, filler, pleasantry or bare uncertainty with nothing a profile could store. Split
+    on sentence and clause marks so "hi! thanks" or "hello, ok" count too."""
+    if is_uncertain(text):
+        return True
+    pieces = [p for p in re.split(r"[.!?,;\n]+", text) if p.strip()]
+    if not pieces:
+        return True
+    return all(_small_talk_piece(p) or is_uncertain(p) for p in pieces)
+
+
+def strip_greeting(text: str) -> str:
+    """Drop a leading greeting ("hi!", "hello there,") so "hi, I want to learn Spanish" is a goal."""
+    out = text.strip()
+    for _ in range(3):
+        match = re.match(r"(?i)^\s*([a-z' ]{1,24}?)\s*[!.,:;\-—–]+\s*", out)
+        if match and normalise(match.group(1)) in GREETINGS:
+            out = out[match.end():]
+            continue
+        match = re.match(r"(?i)^\s*(hi|hello|hey|hiya|heya|yo|hola)\b\s*", out)
+        if match and out[match.end():].strip():
+            out = out[match.end():]
+            continue
+        break
+    return out.strip()

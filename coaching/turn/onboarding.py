@@ -1,0 +1,81 @@
+"""The onboarding specialist: the gate (coaching/onboarding/, code only) decides whether the
+answer advances and what is saved; code states what was saved and asks the next question; the
+model only phrases a one-sentence acknowledgement."""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+
+from coaching import guard, onboarding, prompts
+from coaching.dialogue import coach_replies, onboarding_rejections_in_row
+from coaching.models import OnboardingStep
+from coaching.services import profile_apply_onboarding
+from coaching.tools import ToolBox
+from coaching.turn.model import model_text
+from coaching.turn.reply import guarded
+from coaching.turn.state import ACK_MAX_TOKENS, Run
+from core.llm.types import LLMError
+
+
+def onboarding_turn(run: Run, profile, message, system, context, history, tracker, toolbox) -> tuple[str, str]:
+    before = onboarding.OnboardingAnswers(
+        step=profile.onboarding_step, primary_goal=profile.primary_goal, goal_category=profile.goal_category,
+        weekly_hours=profile.weekly_hours, best_time=profile.best_time, confidence=profile.confidence)
+    conversation = message.conversation
+    rejected = onboarding_rejections_in_row(conversation=conversation, before=message, step=before.step)
+    replies = coach_replies(conversation=conversation, before=message, limit=1)
+    last_reply = replies[0] if replies else ""
+    outcome = onboarding.advance(before, message.content, rejected_in_row=rejected)  # THE GATE: code only
+    saved = {k: (str(v) if isinstance(v, Decimal) else v) for k, v in outcome.updates.items()}
+    run.guard_events.append({"kind": "onboarding", "detail": f"{outcome.step}: "
+                             + ("accepted" if outcome.accepted else f"rejected ({outcome.kind or outcome.error})"),
+                             "action": "advance" if outcome.accepted else "re-ask", "updates": saved})
+    if not outcome.accepted:
+        run.outcome = "templated"
+        return "", onboarding.reprompt(outcome, rejected, last_reply)
+    previous = {k: (str(v) if isinstance(v, Decimal) else v) for k, v in before.__dict__.items()
+                if k in outcome.updates}
+    previous["onboarding_step"] = before.step
+    profile = profile_apply_onboarding(learner=run.learner, updates=outcome.updates)
+    # The write is recorded like any other code action, so audits and evaluation see what was saved.
+    toolbox.calls.append({"name": "profile_update", "arguments": {k: v for k, v in saved.items()
+                                                                   if k != "onboarding_step"},
+                          "result": {"onboarding_step": profile.onboarding_step, "previous": previous},
+                          "ok": True, "by": "code"})
+    stated = " ".join([*outcome.notes, onboarding.confirmation(outcome.updates)] if not outcome.corrected
+                      else outcome.notes).strip()
+    if outcome.next_step == OnboardingStep.DONE:
+        after = onboarding.OnboardingAnswers(
+            step=profile.onboarding_step, primary_goal=profile.primary_goal, goal_category=profile.goal_category,
+            weekly_hours=profile.weekly_hours, best_time=profile.best_time, confidence=profile.confidence)
+        question = onboarding.completion_summary(after)
+        stated = " ".join(outcome.notes)
+    else:
+        question = onboarding.question_for(outcome.next_step, last_reply=last_reply)
+    suffix = (stated + "\n" if stated else "") + question
+    ack = ""
+    if not tracker:
+        # The model only phrases a one-sentence acknowledgement; code states what was saved and asks.
+        msgs = prompts.ack_messages(system, message.content)
+        try:
+            raw = model_text(run, msgs, max_tokens=ACK_MAX_TOKENS, stream=False)
+            # A bad acknowledgement (copied example, the learner's voice, …) is regenerated once;
+            # still bad, the fallback is no acknowledgement: the templated confirmation stands alone.
+            ack = guarded(run, guard.cap_length(_first_sentence(raw), 200)[0], messages=msgs, system=system,
+                          toolbox=ToolBox(learner=run.learner), goal_category=profile.goal_category,
+                          fallback="", learner_text=message.content, goal=profile.primary_goal)
+            ack = guard.cap_length(_first_sentence(ack), 200)[0] if ack else ""
+            if "?" in ack:  # the question is code's job; a model question would confuse the gate
+                run.guard_event("question_in_ack", ack[:80], "dropped acknowledgement")
+                ack = ""
+        except LLMError as exc:
+            run.guard_event("model_unavailable", type(exc).__name__, "templated acknowledgement")
+            ack, run.outcome = "", "templated"
+    return ack, suffix
+
+
+def _first_sentence(text: str) -> str:
+    text = text.strip()
+    match = re.search(r"^(.+?[.!?])(\s|$)", text, re.S)
+    return match.group(1) if match else text

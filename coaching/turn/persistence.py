@@ -1,0 +1,49 @@
+"""Storing a turn: the Turn record (routing, context, guard events, tool calls, timings) and the
+reply, exactly once, with the memory-extraction task enqueued in the same transaction."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import transaction
+
+from coaching import prompts
+from coaching.models import Message, MessageStatus, Role, StudyArm, Turn
+from coaching.router import ONBOARDING
+from coaching.tools import ToolBox
+from coaching.turn.state import Run
+from core.outbox.services import outbox_enqueue
+
+
+def record_turn(run: Run, decision, context: str, toolbox: ToolBox, *, reply: Message | None, outcome: str) -> Turn:
+    turn, _ = Turn.objects.update_or_create(
+        learner_message=run.message,
+        defaults={"reply": reply, "specialist": decision.specialist, "rule": decision.rule,
+                  "reason": decision.reason[:300], "trace_id": run.trace_id,
+                  "prompt_version": run.prompt_version or prompts.PROMPT_VERSION,
+                  "context_snapshot": context, "guard_events": run.guard_events, "tool_calls": toolbox.calls,
+                  "offered_options": run.offered_options, "timings": run.timings, "model_calls": run.model_calls,
+                  "outcome": outcome},
+    )
+    return turn
+
+
+def persist(run: Run, decision, context: str, toolbox: ToolBox, content: str) -> Message:
+    """Store the reply exactly once: under a row lock on the learner message, a second runner for
+    the same message (a retried request) finds the reply and stores nothing."""
+    with transaction.atomic():
+        locked = Message.objects.select_for_update().get(pk=run.message.pk)
+        existing = locked.replies.filter(role=Role.COACH).order_by("id").first()
+        if existing is not None:
+            return existing
+        reply = Message.objects.create(conversation_id=locked.conversation_id, role=Role.COACH, content=content,
+                                       specialist=decision.specialist, reply_to=locked, trace_id=run.trace_id)
+        Message.objects.filter(pk=locked.pk).update(status=MessageStatus.ANSWERED, specialist=decision.specialist,
+                                                    trace_id=run.trace_id)
+        run.message.status = MessageStatus.ANSWERED
+        record_turn(run, decision, context, toolbox, reply=reply, outcome=run.outcome)
+        if (decision.specialist != ONBOARDING and run.learner.study_arm == StudyArm.COACH
+                and settings.BLOOM_MEMORY_EXTRACTION):
+            # Fire-and-forget memory extraction, sent after commit; the reply never waits for it.
+            outbox_enqueue(task_name="memory.extract_facts", args=[locked.pk], queue="memory",
+                           dedup_key=f"extract:{locked.pk}")
+    return reply

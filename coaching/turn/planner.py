@@ -1,0 +1,94 @@
+"""The planner specialist: code offers the plan (or reschedule) options and, on "option B" /
+"yes", schedules the one picked; the model's words may only frame them."""
+
+from __future__ import annotations
+
+import re
+
+from coaching import guard, prompts
+from coaching.dialogue import sessions_missed
+from coaching.intent import resolve_option
+from coaching.router import PLANNER
+from coaching.services import plan_options, reschedule_options
+from coaching.turn.phrasing import phrase, when
+from coaching.turn.state import Run
+
+
+def _schedule_chosen(run, toolbox, chosen: dict) -> str:
+    """Code acts on the option it offered: one schedule_session call per slot, then says what it did."""
+    for s in chosen["sessions"]:
+        toolbox.call("schedule_session", {"start": s["start"], "minutes": s["minutes"], "topic": s["topic"]},
+                     by="code")
+    ok = [c for c in toolbox.calls if c["ok"] and c["name"] == "schedule_session"]
+    verb = "Moved" if chosen.get("kind") == "reschedule" else f"Option {chosen['label']} is in your plan"
+    return (f"{verb}: {len(ok)} of {len(chosen['sessions'])} sessions scheduled ({chosen['summary']}). "
+            "Say “undo” to take it back.")
+
+
+def planner_turn(run, profile, rule, previous, message, system, context, history, toolbox,
+                 tracker) -> tuple[str, str]:
+    if rule == "option_answer" and previous is not None:
+        chosen = resolve_option(message.content, previous.offered_options)
+        if chosen is not None:
+            confirmation = _schedule_chosen(run, toolbox, chosen)
+            if tracker:
+                run.outcome = "templated"
+                return "", confirmation
+            text = phrase(run, system, context, history, toolbox,
+                          f"{message.content}\n(Encourage me about the sessions just scheduled.)",
+                          "Nice choice — that's a plan you can keep.", profile.goal_category,
+                          extra_check=_schedule_talk_findings, max_sentences=2)
+            return _planner_words(run, text), confirmation
+    lead = ""
+    missed = sessions_missed(learner=run.learner) if rule == "reschedule_request" else []
+    if missed:
+        # Missed sessions lead to reschedule options, resolved by code next turn ("yes", "the second one").
+        run.offered_options = reschedule_options(learner=run.learner, profile=profile, missed=missed)
+        names = ", ".join(when(s) for s in missed)
+        lead = (f"You missed {len(missed)} session{'s' if len(missed) > 1 else ''} ({names}). "
+                f"Here's how we could move {'them' if len(missed) > 1 else 'it'}:\n")
+        reply_hint = "Reply “yes” for option A or “the second one” for option B, and I'll schedule it."
+    else:
+        if rule == "reschedule_request":
+            lead = "I don't see a missed session in the last two weeks — here are options for the coming days:\n"
+        run.offered_options = plan_options(learner=run.learner, profile=profile)
+        reply_hint = "Reply “option A” or “option B” and I'll schedule it."
+    listing = "\n".join(f"Option {o['label']}: {o['summary']}" for o in run.offered_options)
+    suffix = f"{lead}{listing}\n{reply_hint}"
+    if tracker:
+        run.outcome = "templated"
+        return "", suffix
+    fallback = prompts.fallback_for(PLANNER, profile.primary_goal, run.previous_replies)
+    text = phrase(run, system, context, history, toolbox,
+                  f"{message.content}\n(Two schedule options follow your reply; do not list times yourself.)",
+                  fallback, profile.goal_category, extra_check=_schedule_talk_findings, max_sentences=2)
+    return _planner_words(run, text) or fallback, suffix
+
+
+# Code renders every day, time and option; the model's words may only frame them. A small model
+# invents its own times (seen: "Morning: 8:00 AM - 9:00 AM" next to code's options), so a
+# sentence or line talking schedule stops the stream and is dropped from the stored words.
+_SCHEDULE_TALK = re.compile(
+    r"\d|\boption|\b(mon|tues|wednes|thurs|fri|satur|sun)day|\bmorning:|\bhere (are|is)\b", re.I)
+
+
+def _schedule_talk(text: str) -> tuple[list[str], list[str]]:
+    """(the sentences and lines of `text`, those of them talking schedule or opening a list)."""
+    pieces = [p.strip() for p in re.split(r"(?<=[.!?])\s+|\n+", text) if p.strip()]
+    return pieces, [p for p in pieces if _SCHEDULE_TALK.search(p) or p.endswith(":")]
+
+
+def _schedule_talk_findings(text: str) -> list:
+    """In a stream, the planner's words stop at the first piece talking schedule."""
+    _, bad = _schedule_talk(text)
+    return [guard.Finding("planner_schedule_talk", bad[0][:80])] if bad else []
+
+
+def _planner_words(run: Run, text: str) -> str:
+    """The model's framing words: every piece talking schedule dropped, at most two kept."""
+    pieces, bad = _schedule_talk(text)
+    kept = [p for p in pieces if p not in bad][:2]
+    if len(kept) != len(pieces):
+        run.guard_event("planner_schedule_talk", f"dropped {len(pieces) - len(kept)} of {len(pieces)} pieces",
+                        "kept framing only")
+    return " ".join(kept)

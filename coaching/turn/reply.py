@@ -1,0 +1,108 @@
+"""From model text to the reply that is stored: the output guard applied (regenerate once with a
+corrective note, then the templated fallback), and, for a streamed reply, what the stream gate
+already showed."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from coaching import guard, prompts, reply_checks
+from coaching.tools import ToolBox
+from coaching.turn.model import StreamGate, model_text
+from coaching.turn.state import REPLY_MAX_TOKENS, Run, add_ms, ms
+from core.llm.types import LLMError
+
+
+def stream_checks(run: Run, *, system: str, toolbox: ToolBox, goal_category: str,
+                  extra: Callable[[str], list] | None = None,
+                  messages: list[dict] | None = None) -> Callable[[str], list]:
+    """The guard's checks for a prefix in the stream (the loop check waits for the whole reply)."""
+    def check(text: str) -> list:
+        findings = (guard.find_leaks(text, system) + guard.find_false_claims(text, toolbox.done)
+                    + guard.find_drift(text, goal_category)
+                    + guard.find_voice(text, run.message.content, messages=messages)
+                    + guard.find_repeats(text, run.previous_replies))
+        return findings + (extra(text) if extra else [])
+    return check
+
+
+def streamed_reply(run: Run, raw: str, gate: StreamGate | None, **guard_args) -> str:
+    """The stored reply after a (possibly) streamed generation. If the gate showed anything, that
+    is the reply (each released prefix passed the guard); a later sentence that failed is cut, not
+    shown. If nothing was shown, the full guard runs (regenerate once, then the fallback)."""
+    if gate is None or not gate.shown:
+        return guarded(run, raw, **guard_args)
+    if gate.failed:
+        run.guard_event(gate.failed[0].kind, "; ".join(f"{f.kind}:{f.detail}" for f in gate.failed)[:300],
+                        "stream stopped; reply cut after the sentences already shown")
+    elif gate.held:
+        # Held back (over the cap or formatting changed earlier text): the guard decides the rest,
+        # which is shown after the gate's text only if it extends it.
+        text = guarded(run, raw, **{**guard_args, "allow_regenerate": False})
+        return text if text.startswith(gate.shown) else gate.shown
+    late = guard.find_voice(gate.shown, "", run.previous_replies)  # loop: only judgeable on the whole reply
+    for finding in late:
+        run.guard_event(finding.kind, finding.detail, "recorded (already shown)")
+    return gate.shown
+
+
+def guarded(run: Run, text: str, *, messages: list[dict], system: str, toolbox: ToolBox,
+            goal_category: str, fallback: str, allow_regenerate: bool = True, learner_text: str = "",
+            goal: str = "") -> str:
+    """Apply the output guard. Leak / false claim / goal drift / third person / parrot / refusal /
+    loop → regenerate once (non-streamed) with a corrective note; still bad → the templated
+    fallback, which is second person and about the goal (false claims: drop the sentence). Each
+    finding is recorded."""
+    start = time.perf_counter()
+    try:
+        for attempt in range(2):
+            text, changed = guard.flatten_format(text)
+            if changed:
+                run.guard_event("format", "markdown/bullets flattened", "rewrote")
+            text, cut = guard.cap_length(text)
+            if cut:
+                run.guard_event("too_long", f"over {guard.MAX_REPLY_CHARS} chars", "cut at sentence boundary")
+            text, repeated = guard.drop_repeats(text, run.previous_replies)
+            if repeated and text:
+                run.guard_event("repeat", repeated[0][:80], "dropped sentence repeated from a recent reply")
+            # A cut (length cap, max tokens) can leave "…some tips:\n1." at the end: trim the opener.
+            dangling = reply_checks.dangling_end(text)
+            text = reply_checks.trim_dangling(text) if dangling else text
+            if dangling and text:
+                run.guard_event("dangling", dangling, "trimmed list opener")
+            findings = (guard.find_leaks(text, system) + guard.find_false_claims(text, toolbox.done)
+                        + guard.find_drift(text, goal_category)
+                        + guard.find_voice(text, learner_text or run.message.content, run.previous_replies,
+                                           messages))
+            if not text.strip():
+                findings.append(guard.Finding("repeat", repeated[0][:80]) if repeated
+                                else guard.Finding("dangling", dangling) if dangling
+                                else guard.Finding("empty", "empty reply"))
+            if not findings:
+                return text
+            detail = "; ".join(f"{f.kind}:{f.detail}" for f in findings)
+            if attempt == 0 and allow_regenerate:
+                run.guard_event(findings[0].kind, detail, "regenerate")
+                note = prompts.regenerate_note(sorted({f.kind for f in findings}))
+                g_start = time.perf_counter()
+                try:
+                    text = model_text(run, [*messages, {"role": "system", "content": note}],
+                                      max_tokens=REPLY_MAX_TOKENS, stream=False)
+                except LLMError as exc:
+                    run.guard_event("regenerate_failed", type(exc).__name__, "fallback")
+                    text = ""
+                finally:
+                    run.timings["guard"] = run.timings.get("guard", 0) - ms(g_start)  # counted as model
+                continue
+            if all(f.kind == "honesty" for f in findings):
+                trimmed = guard.remove_sentences(text, findings, toolbox.done)
+                if trimmed:
+                    run.guard_event("honesty", detail, "removed false claim")
+                    return trimmed
+            run.guard_event(findings[0].kind, detail, "fallback")
+            run.outcome = "fallback"
+            return fallback
+        return fallback
+    finally:
+        add_ms(run, "guard", start)

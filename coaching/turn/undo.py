@@ -1,0 +1,51 @@
+"""Undo: the learner takes back the previous turn's writes ("undo", "no, I didn't"). Code only."""
+
+from __future__ import annotations
+
+from coaching import onboarding
+from coaching.models import OnboardingStep
+from coaching.services import checkin_undo, profile_restore, session_unschedule
+
+UNDOABLE = ("log_checkin", "schedule_session", "profile_update")
+
+
+def undoable_writes(turn) -> list[dict]:
+    return [c for c in turn.tool_calls or [] if c.get("ok") and c.get("by") == "code" and c.get("name") in UNDOABLE]
+
+
+def undo_turn(run, previous, toolbox) -> str:
+    """Take back every write of the previous turn (the learner said "undo" / "no, I didn't"), and
+    say what was taken back. Code only: no model call."""
+    run.outcome = "templated"
+    said = []
+    restored_step = ""
+    for call in undoable_writes(previous):
+        result = call.get("result") or {}
+        if call["name"] == "log_checkin" and result.get("checkin_id"):
+            if checkin_undo(learner=run.learner, checkin_id=result["checkin_id"]) is not None:
+                said.append("the check-in")
+        elif call["name"] == "schedule_session" and result.get("scheduled"):
+            if session_unschedule(learner=run.learner, session_id=result["scheduled"]["id"]):
+                said.append("a scheduled session")
+        elif call["name"] == "profile_update" and "previous" in result:
+            profile = profile_restore(learner=run.learner, values=result["previous"])
+            restored_step = profile.onboarding_step
+            said.append("your last answer")
+    toolbox.calls.append({"name": "undo", "arguments": {"trace_id": previous.trace_id}, "result": {"undone": said},
+                          "ok": True, "by": "code"})
+    if not said:
+        return "There was nothing left to undo."
+    parts = []
+    for item, one, many in (("the check-in", "the check-in", "{n} check-ins"),
+                            ("a scheduled session", "the scheduled session", "{n} scheduled sessions"),
+                            ("your last answer", "your last answer", "your last answer")):
+        n = said.count(item)
+        if n:
+            parts.append(one if n == 1 else many.format(n=n))
+    what = " and ".join(parts)
+    text = f"Undone: I took back {what}."
+    if restored_step and restored_step != OnboardingStep.DONE:
+        text += " " + onboarding.QUESTIONS[restored_step]
+    elif "the check-in" in said:
+        text += " Tell me how it really went whenever you like."
+    return text
