@@ -309,6 +309,19 @@ if BLOOM_ENTITY_THRESHOLD is not None and not 0 <= BLOOM_ENTITY_THRESHOLD <= 1:
 # Retention: learner/coach message text older than this many days is blanked by the periodic
 # task bloom.retention (rows and counts stay). 0 keeps message text forever.
 BLOOM_MESSAGE_RETENTION_DAYS = env_int("BLOOM_MESSAGE_RETENTION_DAYS", 0, minimum=0)
+# Research (coaching.research.conf): a planned session is missed once its start + duration + this
+# grace has passed unreported; a calendar event without Bloom's UID matches a session starting
+# within ± the match window; a check-in reminder is due from the learner's best time until the
+# reminder window has passed (keep it longer than the 15-minute beat); reminders are in-app
+# messages, also posted to the hook when it is an http(s) URL (`none`: in-app only).
+BLOOM_MISSED_GRACE_MINUTES = env_int("BLOOM_MISSED_GRACE_MINUTES", 120, minimum=0)
+BLOOM_CALENDAR_MATCH_WINDOW_MINUTES = env_int("BLOOM_CALENDAR_MATCH_WINDOW_MINUTES", 60, minimum=0)
+BLOOM_REMINDER_WINDOW_MINUTES = env_int("BLOOM_REMINDER_WINDOW_MINUTES", 120, minimum=1)
+BLOOM_REMINDER_HOOK = env_str("BLOOM_REMINDER_HOOK", "none")
+if BLOOM_REMINDER_HOOK != "none":
+    parse_http_url("BLOOM_REMINDER_HOOK", BLOOM_REMINDER_HOOK)  # `none` or an http(s) URL, else stop here
+# `manage.py seed_demo`: the demo staff user's password (empty: a random one on first run, then kept).
+BLOOM_DEMO_PASSWORD = env_str("BLOOM_DEMO_PASSWORD", "")
 
 LOGGING = {
     "version": 1,
