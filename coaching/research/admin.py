@@ -11,11 +11,11 @@ from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
 from coaching.models import SessionStatusChange
-from coaching.research import selectors
+from coaching.research import adherence, selectors
 from coaching.research.api.permissions import EXPORT_PERMISSION
 from coaching.research.charts import line_chart_svg
+from coaching.research.codebook import COLUMNS, SUMMARY_NOTE, TYPES, dates_statement, reading_instructions
 from coaching.research.conf import EXPORT_SCHEMA_VERSION, missed_grace_minutes
-from coaching.research.export import COLUMNS, SUMMARY_NOTE, TYPES, dates_statement, reading_instructions
 from coaching.research.models import (
     CalendarFeed,
     Enrollment,
@@ -75,7 +75,7 @@ class StudyAdmin(admin.ModelAdmin):
         study = self.get_object(request, str(pk))
         if study is None or not self.has_view_permission(request, study):
             raise PermissionDenied
-        weekly, arm_totals = selectors.adherence_by_arm(study=study)
+        weekly, arm_totals = adherence.adherence_by_arm(study=study)
         series: dict[str, dict[int, float | None]] = {arm: {} for arm in study.arms}
         for row in weekly:
             series.setdefault(row.arm, {})[row.study_week] = row.mean_ratio

@@ -1,39 +1,32 @@
-"""Research tunables. Each reads a Django setting of the same name when present, else the
-environment, else the documented default — so `bloom/settings.py` needs no edit to run."""
+"""Research tunables. The ones a deployment may change are settings, parsed once with the others
+in bloom/settings.py (a bad value stops start-up) and documented in the README's configuration
+table; the accessors below read them from django.conf.settings on every call, so a changed
+setting (a test's override) applies at once. The rest are constants of the code."""
 
 from __future__ import annotations
-
-import os
-from typing import Any
 
 from django.conf import settings
 
 
-def _get(name: str, default: Any) -> Any:
-    if hasattr(settings, name):
-        return getattr(settings, name)
-    return os.environ.get(name, default)
-
-
 def missed_grace_minutes() -> int:
     """A session is missed once planned_start + duration + this grace has passed with no report."""
-    return int(_get("BLOOM_MISSED_GRACE_MINUTES", 120))
+    return settings.BLOOM_MISSED_GRACE_MINUTES
 
 
 def calendar_match_window_minutes() -> int:
     """ICS import: an event without our UID matches a session starting within ± this window."""
-    return int(_get("BLOOM_CALENDAR_MATCH_WINDOW_MINUTES", 60))
+    return settings.BLOOM_CALENDAR_MATCH_WINDOW_MINUTES
 
 
 def reminder_hook() -> str:
-    """`none` (in-app message only), `email`, or an http(s) webhook URL."""
-    return str(_get("BLOOM_REMINDER_HOOK", "none")).strip() or "none"
+    """`none` (in-app message only) or an http(s) webhook URL."""
+    return settings.BLOOM_REMINDER_HOOK
 
 
 def reminder_window_minutes() -> int:
     """A reminder is due from the learner's best time until this many minutes later; the beat
     interval must be shorter than this or a slot can be skipped."""
-    return int(_get("BLOOM_REMINDER_WINDOW_MINUTES", 120))
+    return settings.BLOOM_REMINDER_WINDOW_MINUTES
 
 
 # Local clock time of each `best_time` answer. Flexible learners get an early-evening prompt.

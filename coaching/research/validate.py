@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from coaching.research.codebook import COLUMN_BY_NAME, COLUMN_NAMES, COLUMNS, arrow_schema
 from coaching.research.conf import ADHERENT_THRESHOLD, EXPORT_SCHEMA_VERSION
-from coaching.research.export import COLUMN_BY_NAME, COLUMN_NAMES, COLUMNS, arrow_schema
 
 MAX_LISTED = 30
 _INTEGER = re.compile(r"-?\d+")

@@ -133,8 +133,8 @@ def test_chat_page_staff_only_and_csrf(fake_model):
     assert r.status_code == 201 and r.json()["reply"]["content"] == "Hello! Ready for the pool?"
 
 
-def test_seed_demo_idempotent(monkeypatch, capsys):
-    monkeypatch.setenv("BLOOM_DEMO_PASSWORD", "demo-pass-123")
+def test_seed_demo_idempotent(settings, capsys):
+    settings.BLOOM_DEMO_PASSWORD = "demo-pass-123"
     call_command("seed_demo")
     call_command("seed_demo")
     out = capsys.readouterr().out

@@ -4,16 +4,16 @@ running it again creates no duplicates (the demo token is rotated, so a working 
 
 from __future__ import annotations
 
-import os
 import secrets
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import transaction
 from django.utils import timezone
 
 from coaching import services
-from coaching.models import ApiClient, Learner, Message, Role
+from coaching.models import ApiClient, Learner
 from core.identity import services as identity_services
 
 DEMO_USER = "demo"
@@ -26,7 +26,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         with transaction.atomic():
-            password_env = os.environ.get("BLOOM_DEMO_PASSWORD", "").strip()
+            password_env = settings.BLOOM_DEMO_PASSWORD
             User = get_user_model()
             user = User.objects.filter(username=DEMO_USER).first()
             if user is None or password_env:
@@ -47,9 +47,9 @@ class Command(BaseCommand):
                 learner = services.learner_create(client=client, display_name=DEMO_LEARNER, timezone_name="UTC")
                 services.profile_update(learner=learner, primary_goal="learn to swim freestyle", goal_category="sport",
                                         weekly_hours=3, best_time="evening", confidence=6)
-                conversation = services.conversation_start(learner=learner)
-                Message.objects.create(conversation=conversation, role=Role.COACH, specialist="coach",
-                                       content="Welcome back! Say “let's plan” to plan this week's swims.")
+                services.conversation_start(learner=learner)
+                services.coach_message_post(learner=learner, specialist="coach",
+                                            content="Welcome back! Say “let's plan” to plan this week's swims.")
         self.stdout.write(self.style.SUCCESS("Demo ready:"))
         self.stdout.write(f"  staff login   user={DEMO_USER} password={password_note}")
         self.stdout.write(f"  API token     {raw}   (Authorization: Bearer …)")

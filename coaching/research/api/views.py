@@ -27,14 +27,8 @@ from coaching.research.api.serializers import (
     ExportQuerySerializer,
 )
 from coaching.research.calendar import FEED_HISTORY_DAYS, render_feed
-from coaching.research.export import (
-    as_async_iterator,
-    codebook_markdown,
-    export_records,
-    logged_csv_stream,
-    parquet_available,
-    write_parquet,
-)
+from coaching.research.codebook import codebook_markdown
+from coaching.research.export import as_async_iterator, export_records, logged_csv_stream, write_parquet
 from coaching.research.models import Study
 from core.errors import error_response
 from core.identity.auth import ApiTokenAuthentication
@@ -84,8 +78,6 @@ class StudyExportView(APIView):
         if not query.is_valid():
             return error_response("invalid_format", "format must be csv or parquet", field="format")
         fmt = query.validated_data["format"]
-        if fmt == "parquet" and not parquet_available():
-            return error_response("parquet_unavailable", "pyarrow is not installed", field="format")
         study = Study.objects.filter(pk=pk).first()
         if study is None:
             return error_response("not_found", "no such study", status_code=404)

@@ -7,8 +7,8 @@ import datetime as dt
 import pytest
 
 from coaching.research import services
+from coaching.research.adherence import ADHERENCE_COLUMNS, adherence_rows
 from coaching.research.export import csv_chunks, export_records, pseudonymous_id
-from coaching.research.selectors import ADHERENCE_COLUMNS, adherence_rows
 from coaching.research.tests import factories as f
 
 pytestmark = pytest.mark.django_db

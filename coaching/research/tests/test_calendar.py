@@ -11,6 +11,7 @@ from coaching.models import SessionStatusChange
 from coaching.research import services
 from coaching.research.selectors import calendar_subscription_confirmed
 from coaching.research.tests import factories as f
+from core.errors import ApplicationError
 
 pytestmark = pytest.mark.django_db
 
@@ -45,7 +46,7 @@ def test_feed_serves_planned_sessions_by_token_only(client):
 def test_in_your_calendar_needs_feed_and_confirmation():
     learner = f.learner(f.client())
     assert calendar_subscription_confirmed(learner.id) is False
-    with pytest.raises(services.ResearchError):
+    with pytest.raises(ApplicationError):
         services.calendar_subscription_confirm(learner=learner)
     services.calendar_feed_create(learner=learner)
     assert calendar_subscription_confirmed(learner.id) is False  # a feed alone is not a subscription
@@ -113,7 +114,7 @@ def test_import_cannot_touch_another_learners_session():
 
 
 def test_invalid_ics_is_a_domain_error():
-    with pytest.raises(services.ResearchError) as err:
+    with pytest.raises(ApplicationError) as err:
         services.calendar_import(learner=f.learner(f.client()), ics=b"this is not ics")
     assert err.value.code == "invalid_ics"
 
@@ -162,3 +163,19 @@ def test_calendar_api_with_client_bearer_token_is_scoped_to_its_learners(client)
     bad = client.post(reverse("research-calendar-import", args=[mine.research_id]),
                       {"ics": "garbage"}, content_type="application/json", **auth)
     assert bad.status_code == 400 and bad.json()["error"]["code"] == "invalid_ics"
+
+
+def test_a_missed_session_completed_by_the_calendar_has_one_audit_row_per_change():
+    learner = f.learner(f.client())
+    start = (timezone.now() - dt.timedelta(days=1)).replace(microsecond=0)  # iCalendar keeps whole seconds
+    session = f.session(learner, start, minutes=30)
+    assert services.sessions_mark_missed() == 1
+    ics = _ics({"uid": f"session-{session.pk}@bloom", "dtstart": start, "dtend": start + dt.timedelta(minutes=30)})
+    assert services.calendar_import(learner=learner, ics=ics).session_ids == [session.pk]
+    session.refresh_from_db()
+    assert (session.status, session.completion_source) == ("completed", "calendar")
+    assert session.completed_at == start + dt.timedelta(minutes=30)  # the event's end
+    changes = SessionStatusChange.objects.filter(session=session).order_by("pk")
+    assert [(c.from_status, c.to_status, c.source) for c in changes] == [
+        ("planned", "missed", "missed_task"), ("missed", "completed", "calendar")]
+    assert changes[1].detail == f"ics uid=session-{session.pk}@bloom"

@@ -11,7 +11,7 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from coaching.research import services
-from coaching.research.export import COLUMN_NAMES
+from coaching.research.codebook import COLUMN_NAMES
 from coaching.research.models import ExportLog
 from coaching.research.simulation import simulate
 
@@ -165,7 +165,7 @@ def test_summary_file_has_pooled_and_mean_of_ratios_per_arm(study, tmp_path):
 
 
 def test_data_dictionary_page_renders_the_codebook_with_the_dates_statement(client, study):
-    from coaching.research.export import COLUMNS
+    from coaching.research.codebook import COLUMNS
 
     client.force_login(User.objects.create_superuser("admin", password="x" * 12))
     html = client.get(reverse("admin:research_study_codebook", args=[study.pk])).content.decode()

@@ -10,6 +10,7 @@ from coaching.models import Learner
 from coaching.research import services
 from coaching.research.models import Enrollment
 from coaching.research.tests import factories as f
+from core.errors import ApplicationError
 
 pytestmark = pytest.mark.django_db
 IN_STUDY = dt.datetime(2026, 3, 3, 9, tzinfo=dt.UTC)  # inside every study below (they start 2 March)
@@ -77,7 +78,7 @@ def test_date_shift_cannot_be_undone_from_the_file():
     gave it back exactly. Now one study-wide offset: that expression is the same shifted Monday
     for everybody, it is not the real study Monday, exported_at moves with it, and the codebook
     and the `dates_shifted` column say so."""
-    from coaching.research.export import codebook_markdown
+    from coaching.research.codebook import codebook_markdown
 
     shifted = services.study_create(name="shifted", start_date=dt.date(2026, 3, 4), duration_weeks=4,
                                     date_shift_enabled=True)
@@ -156,7 +157,7 @@ def test_enrolment_overlapping_another_study_is_refused_and_treatment_follows_th
     for learner in learners:
         arms[learner.pk] = services.enrollment_create(study=first, learner=learner, enrolled_at=IN_STUDY).arm
     for learner in learners:
-        with pytest.raises(services.ResearchError) as refused:
+        with pytest.raises(ApplicationError) as refused:
             services.enrollment_create(study=second, learner=learner, enrolled_at=f.local("UTC", 2026, 3, 17, 9))
         assert refused.value.code == "enrolment_conflict" and "'first'" in refused.value.message
         assert "withdraw" in refused.value.message
@@ -189,13 +190,13 @@ def test_enrolment_overlapping_another_study_is_refused_and_treatment_follows_th
 
 def test_enrolling_in_an_ended_study_is_refused():
     study = services.study_create(name="over", start_date=dt.date(2026, 3, 2), duration_weeks=2)
-    with pytest.raises(services.ResearchError) as refused:
+    with pytest.raises(ApplicationError) as refused:
         services.enrollment_create(study=study, learner=f.learner(f.client()), enrolled_at=f.local("UTC", 2026, 4, 1))
     assert refused.value.code == "study_ended"
 
 
 def test_invalid_arms_rejected():
-    with pytest.raises(services.ResearchError):
+    with pytest.raises(ApplicationError):
         services.study_create(name="bad", start_date=dt.date(2026, 3, 2), arms=["coach", "placebo"])
-    with pytest.raises(services.ResearchError):
+    with pytest.raises(ApplicationError):
         services.study_create(name="bad2", start_date=dt.date(2026, 3, 2), arms=["coach"])

@@ -15,7 +15,8 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from coaching.research import services
-from coaching.research.export import COLUMN_NAMES, csv_chunks, export_records
+from coaching.research.codebook import COLUMN_NAMES
+from coaching.research.export import csv_chunks, export_records
 from coaching.research.simulation import simulate
 
 pytestmark = pytest.mark.django_db

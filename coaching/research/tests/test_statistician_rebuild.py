@@ -32,8 +32,9 @@ from icalendar import Calendar, Event
 from coaching import services as coaching
 from coaching.models import CheckIn, Learner, LearnerProfile, Message, PlannedSession
 from coaching.research import services
-from coaching.research.export import COLUMN_NAMES, COLUMNS, arrow_schema, arrow_type
+from coaching.research.codebook import COLUMN_NAMES, COLUMNS, arrow_schema, arrow_type
 from coaching.research.models import Enrollment
+from core.errors import ApplicationError
 from core.identity import services as identity_services
 
 pd = pytest.importorskip("pandas")
@@ -431,7 +432,7 @@ def rebuild_and_check(clock, tmp_path) -> dict[str, int]:
     # A premature enrolment into the next study is refused while "spring" runs.
     autumn = services.study_create(name="autumn", start_date=dt.date(2026, 10, 19), duration_weeks=3,
                                    secret=SECRET, date_shift_enabled=True)
-    with pytest.raises(services.ResearchError) as refused:
+    with pytest.raises(ApplicationError) as refused:
         services.enrollment_create(study=autumn, learner=people[0].learner, enrolled_at=tuesday)
     assert refused.value.code == "enrolment_conflict"
     arms = {p.learner.pk: Enrollment.objects.get(study=spring, learner=p.learner).arm for p in people}

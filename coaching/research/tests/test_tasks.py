@@ -41,6 +41,17 @@ def test_sessions_mark_missed_after_duration_plus_grace_only():
         overdue.pk, "planned", "missed", "missed_task")
 
 
+
+def test_sessions_mark_missed_writes_one_audit_row_per_session_it_moves():
+    learner = f.learner(f.client())
+    now = dt.datetime(2026, 5, 5, 12, 0, tzinfo=dt.UTC)
+    due = [f.session(learner, now - dt.timedelta(days=d), minutes=30) for d in (1, 2, 3)]
+    assert services.sessions_mark_missed(now=now) == 3
+    rows = SessionStatusChange.objects.filter(source="missed_task")
+    assert sorted(rows.values_list("session_id", flat=True)) == sorted(s.pk for s in due)
+    assert services.sessions_mark_missed(now=now + dt.timedelta(days=1)) == 0
+    assert SessionStatusChange.objects.count() == 3
+
 def _enrolled(tz: str, best_time: str):
     study = services.study_create(name=f"rem-{tz}-{best_time}", start_date=dt.date(2026, 3, 2))
     learner = f.learner(f.client(), tz=tz, best_time=best_time)

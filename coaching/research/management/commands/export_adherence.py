@@ -10,15 +10,9 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 from tqdm import tqdm
 
-from coaching.research import selectors, services
-from coaching.research.export import (
-    codebook_markdown,
-    csv_chunks,
-    export_records,
-    parquet_available,
-    summary_csv,
-    write_parquet,
-)
+from coaching.research import adherence, services
+from coaching.research.codebook import codebook_markdown
+from coaching.research.export import csv_chunks, export_records, summary_csv, write_parquet
 from coaching.research.models import Enrollment, Study
 from coaching.research.validate import validate_export
 
@@ -46,8 +40,6 @@ class Command(BaseCommand):
         if study is None:
             raise CommandError(f"no study {key!r}")
         fmt, out_path = opts["format"], opts["out"]
-        if fmt == "parquet" and not parquet_available():
-            raise CommandError("parquet needs pyarrow; use --format csv")
         if out_path == "-" and (fmt == "parquet" or opts["validate"]):
             raise CommandError("parquet and --validate need a file, not stdout")
         exported_at = timezone.now().replace(microsecond=0)
@@ -83,7 +75,7 @@ class Command(BaseCommand):
         codebook = Path(opts["codebook"] or f"{out_path}.codebook.md")
         codebook.write_text(codebook_markdown(study), encoding="utf-8")
         summary = Path(opts["summary"] or f"{out_path}.summary.csv")
-        weekly, totals = selectors.adherence_by_arm(study=study, as_of=exported_at,
+        weekly, totals = adherence.adherence_by_arm(study=study, as_of=exported_at,
                                                     complete_weeks_only=complete_only)
         summary.write_text(summary_csv([*weekly, *totals]), encoding="utf-8")
         self.stderr.write(f"wrote {count} rows to {out_path}, the codebook to {codebook} and the summary to {summary}")

@@ -1,0 +1,133 @@
+"""Plans and planned sessions: scheduling, moving and taking back sessions, and the weekly and
+catch-up options the coach offers (computed in code, never by the model)."""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta
+from decimal import Decimal
+
+from django.db import transaction
+from django.utils import timezone
+
+from coaching.models import Learner, LearnerProfile, Plan, PlannedSession, SessionStatus
+from coaching.services.learners import learner_tz
+from core.errors import ApplicationError
+
+
+def week_start_for(learner: Learner, when: datetime) -> date:
+    local = when.astimezone(learner_tz(learner)).date()
+    return local - timedelta(days=local.weekday())
+
+
+def _session_start(learner: Learner, start: datetime) -> datetime:
+    if timezone.is_naive(start):
+        start = start.replace(tzinfo=learner_tz(learner))
+    if start < timezone.now() - timedelta(minutes=5):
+        raise ApplicationError("cannot schedule a session in the past", field="start")
+    return start
+
+
+def _session_minutes(duration_minutes: int) -> int:
+    if not 5 <= int(duration_minutes) <= 600:
+        raise ApplicationError("duration_minutes must be between 5 and 600", field="duration_minutes")
+    return int(duration_minutes)
+
+
+@transaction.atomic
+def session_schedule(*, learner: Learner, start: datetime, duration_minutes: int, topic: str = "") -> PlannedSession:
+    minutes = _session_minutes(duration_minutes)
+    start = _session_start(learner, start)
+    plan, _ = Plan.objects.get_or_create(learner=learner, week_start=week_start_for(learner, start))
+    return PlannedSession.objects.create(plan=plan, planned_start=start, duration_minutes=minutes,
+                                         topic=topic[:200])
+
+
+@transaction.atomic
+def session_unschedule(*, learner: Learner, session_id: int) -> bool:
+    """Take back a session the coach scheduled, if nothing was reported on it yet."""
+    deleted, _ = PlannedSession.objects.filter(pk=session_id, plan__learner=learner,
+                                               status=SessionStatus.PLANNED).delete()
+    return bool(deleted)
+
+
+@transaction.atomic
+def session_reschedule(*, session: PlannedSession, start: datetime | None = None,
+                       duration_minutes: int | None = None, topic: str | None = None) -> PlannedSession:
+    """Move or change a planned session, with the same rules as `session_schedule` (5-600 min,
+    not in the past). A session already reported (completed, skipped, missed) is history and is
+    not moved. A new start in another week moves the session to that week's plan."""
+    session = PlannedSession.objects.select_for_update().select_related("plan__learner").get(pk=session.pk)
+    if session.status != SessionStatus.PLANNED:
+        raise ApplicationError(f"only planned sessions can be rescheduled (this one is {session.status})",
+                               code="not_planned", field="status", status=409)
+    learner = session.plan.learner
+    fields: list[str] = []
+    if duration_minutes is not None:
+        session.duration_minutes = _session_minutes(duration_minutes)
+        fields.append("duration_minutes")
+    if topic is not None:
+        session.topic = topic[:200]
+        fields.append("topic")
+    if start is not None:
+        start = session.planned_start = _session_start(learner, start)
+        session.plan, _ = Plan.objects.get_or_create(learner=learner, week_start=week_start_for(learner, start))
+        fields += ["planned_start", "plan"]
+    if fields:
+        session.save(update_fields=fields)
+    return session
+
+
+def reschedule_options(*, learner: Learner, profile: LearnerProfile, missed: list[PlannedSession],
+                       now: datetime | None = None) -> list[dict]:
+    """Options for sessions the learner missed, computed in code like `plan_options`: A moves each
+    one to the next free days at the learner's best time, B fits them into one longer session.
+    Marked kind="reschedule" so a later "yes"/"the second one" is resolved against them."""
+    tz = learner_tz(learner)
+    now = (now or timezone.now()).astimezone(tz)
+    hour = _SLOT_HOUR.get(profile.best_time or "flexible", 18)
+    topic = (profile.primary_goal or "study")[:200]
+    first = (now + timedelta(days=1)).replace(hour=hour, minute=0, second=0, microsecond=0)
+    minutes = [s.duration_minutes for s in missed]
+    spread = [first + timedelta(days=i) for i in range(len(missed))]
+    combined = min(180, sum(minutes))
+    missed_ids = [s.id for s in missed]
+    slots = list(zip(spread, minutes, strict=True))
+    return [
+        {"label": "A", "kind": "reschedule", "replaces": missed_ids,
+         "summary": f"move {'it' if len(missed) == 1 else 'them'} to "
+                    + ", ".join(f"{d.strftime('%a')} {hour:02d}:00 ({m} min)" for d, m in slots),
+         "sessions": [{"start": d.isoformat(), "minutes": m, "topic": topic} for d, m in slots]},
+        {"label": "B", "kind": "reschedule", "replaces": missed_ids,
+         "summary": f"one catch-up session of {combined} min on {first.strftime('%a')} at {hour:02d}:00",
+         "sessions": [{"start": first.isoformat(), "minutes": combined, "topic": topic}]},
+    ]
+
+
+_SLOT_HOUR = {"morning": 8, "midday": 12, "afternoon": 15, "evening": 19, "night": 21, "flexible": 18}
+
+
+def plan_options(*, learner: Learner, profile: LearnerProfile, now: datetime | None = None) -> list[dict]:
+    """Two concrete weekly options computed in CODE from the profile (time budget, best time). The
+    model never invents slots; it only phrases the introduction. Stored on the Turn so that a
+    later "option B"/"yes" is resolved by code."""
+    tz = learner_tz(learner)
+    now = (now or timezone.now()).astimezone(tz)
+    weekly_min = int((profile.weekly_hours or Decimal(2)) * 60)
+    hour = _SLOT_HOUR.get(profile.best_time or "flexible", 18)
+    topic = (profile.primary_goal or "study")[:200]
+
+    def days(count: int, spacing: int) -> list[datetime]:
+        first = (now + timedelta(days=1)).replace(hour=hour, minute=0, second=0, microsecond=0)
+        return [first + timedelta(days=i * spacing) for i in range(count)]
+
+    options = []
+    for label, count, spacing in (("A", 3, 2), ("B", 2, 3)):
+        minutes = max(15, min(180, (weekly_min // count) // 5 * 5))
+        starts = days(count, spacing)
+        when = ", ".join(s.strftime("%a") for s in starts)
+        options.append({
+            "label": label,
+            "summary": f"{count} sessions of {minutes} min ({when} at {hour:02d}:00)",
+            "sessions": [{"start": s.isoformat(), "minutes": minutes, "topic": topic} for s in starts],
+        })
+    return options
