@@ -52,7 +52,8 @@ def test_onboarding_completes_in_six_turns_and_swim_goal_does_not_drift():
     turns_needed = onboarded_after.index(True) + 1 if True in onboarded_after else None
     assert turns_needed == 6, onboarded_after
     gate = [next(e["detail"] for e in t.guard_events if e["kind"] == "onboarding")
-            for t in Turn.objects.filter(learner_message__conversation_id=conv).order_by("learner_message_id")]
+            for t in Turn.objects.filter(learner_message__conversation__learner__research_id=rid)
+            .order_by("learner_message_id")]
     assert [d.split(": ")[1].split(" ")[0] for d in gate] == \
         ["rejected", "accepted", "rejected", "accepted", "accepted", "accepted"], gate
     profile = http.get(f"/api/v1/learners/{rid}/profile").json()
@@ -65,7 +66,8 @@ def test_onboarding_completes_in_six_turns_and_swim_goal_does_not_drift():
         assert reply.strip()
         for word in ("career", "job", "resume", "promotion", "interview"):
             assert word not in reply.lower(), reply
-    turns = Turn.objects.filter(learner_message__conversation_id=conv).exclude(specialist="onboarding")
+    turns = (Turn.objects.filter(learner_message__conversation__learner__research_id=rid)
+             .exclude(specialist="onboarding"))
     assert all("swim" in t.context_snapshot for t in turns)
 
 
