@@ -1,6 +1,6 @@
 """Locust scenario for manual load runs against a running Bloom (loopback only).
 
-    BLOOM_TOKEN=bloom_… BLOOM_CONVERSATION=12 BLOOM_LEARNER=<learner uuid> \\
+    BLOOM_TOKEN=bloom_… BLOOM_CONVERSATION=<conversation uuid> BLOOM_LEARNER=<learner uuid> \\
       .venv/bin/locust -f bench/locustfile.py --headless -u 8 -r 8 -t 30s --host http://127.0.0.1:8000
 
 Chat turns (POST a message) and memory search (GET search) for one prepared learner; the

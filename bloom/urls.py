@@ -1,3 +1,6 @@
+import re
+import uuid
+
 from django.contrib import admin
 from django.http import HttpResponseRedirect
 from django.urls import Resolver404, include, path, re_path, resolve
@@ -7,6 +10,23 @@ from bloom import api as bloom_api
 from core.errors import error_json
 from core.health import healthz
 from core.identity import api as api_tokens
+
+# Resources a client addresses by a UUID `id` (a learner's is its research id).
+BY_UUID = re.compile(r"^/api/v1/(?:memory/)?(?P<kind>learners|conversations|sessions|facts|tokens)/(?P<id>[^/]+)")
+
+
+def not_an_id(path_: str) -> str | None:
+    """Why a path with an integer (an old database key) or a malformed id matched nothing."""
+    found = BY_UUID.match(path_)
+    if found is None:
+        return None
+    try:
+        uuid.UUID(found["id"])
+    except ValueError:
+        kind = found["kind"]
+        return (f"No API route {path_}: {found['id']!r} is not an id. {kind.capitalize()} are addressed by the "
+                f"UUID `id` their responses carry.")
+    return None
 
 
 def other_spelling(request):
@@ -21,7 +41,7 @@ def other_spelling(request):
     except Resolver404:
         match = None
     if match is None or match.func is other_spelling:
-        return error_json(404, message=f"No API route {path_}.")
+        return error_json(404, message=not_an_id(path_) or f"No API route {path_}.")
     if request.method in ("GET", "HEAD"):
         query = request.META.get("QUERY_STRING", "")
         response = HttpResponseRedirect(other + (f"?{query}" if query else ""))
@@ -34,7 +54,7 @@ def other_spelling(request):
 api_v1 = [
     path("tokens", api_tokens.TokenListView.as_view(), name="token-list"),
     path("tokens/rotate", api_tokens.TokenRotateView.as_view(), name="token-rotate"),
-    path("tokens/<int:token_id>", api_tokens.TokenRevokeView.as_view(), name="token-revoke"),
+    path("tokens/<uuid:token_id>", api_tokens.TokenRevokeView.as_view(), name="token-revoke"),
     path("learners/<uuid:research_id>", bloom_api.LearnerDetailView.as_view(), name="learner-detail"),
     path("", include("coaching.api.urls")),
     path("memory/", include("memory.api.urls")),

@@ -7,6 +7,8 @@ own code addresses those rows as coaching data."""
 
 from __future__ import annotations
 
+import uuid
+
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
@@ -134,6 +136,8 @@ class CompletionSource(models.TextChoices):
 
 class PlannedSession(models.Model):
     plan = models.ForeignKey(Plan, on_delete=models.CASCADE, related_name="sessions")
+    # The id a client sees (`/api/v1/sessions/<uuid>`); the integer key stays inside.
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     planned_start = models.DateTimeField()  # aware, stored in UTC
     duration_minutes = models.PositiveSmallIntegerField(validators=[MinValueValidator(5), MaxValueValidator(600)])
     topic = models.CharField(max_length=200, blank=True)

@@ -4,6 +4,8 @@ coaching code)."""
 
 from __future__ import annotations
 
+import uuid
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -48,6 +50,8 @@ class Summary(models.Model):
 
 class Fact(models.Model):
     learner = models.ForeignKey(Learner, on_delete=models.CASCADE, related_name="memory_facts")
+    # The id a client sees (REST `/api/v1/memory/facts/<uuid>`, MCP); the integer key stays inside.
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     fact_type = models.CharField(max_length=12, choices=FactType.choices)
     content = models.CharField(max_length=500)
     confidence = models.FloatField(default=0.5)

@@ -4,6 +4,7 @@ from datetime import timedelta
 from decimal import Decimal
 
 from django.conf import settings
+from drf_spectacular.utils import PolymorphicProxySerializer
 from rest_framework import serializers
 
 from coaching.models import (
@@ -66,6 +67,7 @@ class MessageOut(serializers.ModelSerializer):
 
 
 class ConversationOut(serializers.ModelSerializer):
+    id = serializers.UUIDField(source="public_id", read_only=True)
     learner = serializers.UUIDField(source="learner.research_id", read_only=True)
     messages = MessageOut(many=True, read_only=True)
 
@@ -106,7 +108,69 @@ class TurnUnavailableOut(serializers.Serializer):
     error = TurnUnavailableDetail()
 
 
+# --- the streamed reply (`Accept: text/event-stream`) -------------------------------------------
+# Frames are `event: <name>` + `data: <JSON>` (coaching/streaming.py). OpenAPI 3.0 cannot type a
+# stream, so the schema describes one frame as {event, data}: a client generated from it gets a
+# model for each event's data.
+class StreamTokenData(serializers.Serializer):
+    text = serializers.CharField(help_text="the next piece of the reply, as generated")
+
+
+class StreamFinalData(serializers.Serializer):
+    message_id = serializers.IntegerField(help_text="the coach's stored reply")
+    content = serializers.CharField(help_text="the reply as stored (show this if `replaced`)")
+    specialist = serializers.CharField(help_text="which specialist answered")
+    trace_id = serializers.CharField(help_text="telemetry trace of the turn")
+    reply_to = serializers.IntegerField(allow_null=True, help_text="the learner's message")
+    replaced = serializers.BooleanField(help_text="true when the stored content differs from the streamed text")
+
+
+class StreamUnavailableData(serializers.Serializer):
+    message = serializers.CharField()
+    retry_after = serializers.FloatField(allow_null=True, help_text="seconds to wait before retrying")
+    message_id = serializers.IntegerField(help_text="the learner's message, kept as unanswered")
+
+
+class StreamErrorData(serializers.Serializer):
+    message = serializers.CharField()
+    message_id = serializers.IntegerField(help_text="the learner's message, kept as unanswered")
+
+
+class StreamEvent(serializers.Serializer):
+    event = serializers.CharField(help_text="the frame's `event:` line: token, final, unavailable or error")
+
+
+class StreamTokenEvent(StreamEvent):
+    data = StreamTokenData(help_text="any number, in order")
+
+
+class StreamFinalEvent(StreamEvent):
+    data = StreamFinalData(help_text="the last frame of a reply")
+
+
+class StreamUnavailableEvent(StreamEvent):
+    data = StreamUnavailableData(help_text="the model went down mid-reply (the last frame; retry with the same key)")
+
+
+class StreamErrorEvent(StreamEvent):
+    data = StreamErrorData(help_text="the reply could not be produced (the last frame)")
+
+
+SSE_DESCRIPTION = ("With `Accept: text/event-stream` (a new message): a stream of frames `event: <event>` / "
+                   "`data: <JSON>`; the schema describes one frame as {event, data}. `token` frames as the reply "
+                   "is generated, then one `final` frame (the stored reply); `unavailable` or `error` instead "
+                   "when the turn fails after the stream began.")
+REPLAY_OR_STREAM = ("JSON: the same Idempotency-Key again, the stored reply (`replayed`). "
+                    f"Event stream: {SSE_DESCRIPTION}")
+# One frame of the stream, by its `event` (a generated client gets a model per event's data).
+STREAM_FRAME = PolymorphicProxySerializer(
+    component_name="TurnStreamEvent", resource_type_field_name="event", many=False,
+    serializers={"token": StreamTokenEvent, "final": StreamFinalEvent, "unavailable": StreamUnavailableEvent,
+                 "error": StreamErrorEvent})
+
+
 class SessionOut(serializers.ModelSerializer):
+    id = serializers.UUIDField(source="public_id", read_only=True)
     learner = serializers.UUIDField(source="plan.learner.research_id", read_only=True)
     week_start = serializers.DateField(source="plan.week_start", read_only=True)
     start = serializers.DateTimeField(source="planned_start")
@@ -167,7 +231,7 @@ class CheckInIn(serializers.Serializer):
 
 class CheckInOut(serializers.ModelSerializer):
     learner = serializers.UUIDField(source="learner.research_id", read_only=True)
-    session = serializers.IntegerField(source="session_id", allow_null=True, read_only=True)
+    session = serializers.UUIDField(source="session.public_id", allow_null=True, read_only=True)
     message = serializers.IntegerField(source="message_id", allow_null=True, read_only=True)
 
     class Meta:

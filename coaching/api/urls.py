@@ -2,7 +2,8 @@ from django.urls import path
 
 from coaching.api import views
 
-# One style across /api/v1/: no trailing slash; a learner is always its UUID. The learner detail
+# One style across /api/v1/: no trailing slash; a learner, a conversation and a session are always
+# their UUID (the `id` their responses carry; the integer key stays inside). The learner detail
 # route (GET + DELETE) is wired by the project (bloom/urls.py): erasure reaches every app.
 urlpatterns = [
     path("learners", views.LearnerListView.as_view(), name="learner-list"),
@@ -13,10 +14,10 @@ urlpatterns = [
     path("learners/<uuid:research_id>/sessions", views.SessionListView.as_view(), name="learner-sessions"),
     path("learners/<uuid:research_id>/checkins", views.CheckInListView.as_view(), name="learner-checkins"),
     path("learners/<uuid:research_id>/chat-link", views.ChatLinkView.as_view(), name="learner-chat-link"),
-    path("sessions/<int:session_id>", views.SessionDetailView.as_view(), name="session-detail"),
-    path("sessions/<int:session_id>/checkins", views.SessionCheckInView.as_view(), name="session-checkin"),
-    path("conversations/<int:conversation_id>/messages", views.MessagesView.as_view(), name="conversation-messages"),
-    path("conversations/<int:conversation_id>/turns", views.TurnListView.as_view(), name="conversation-turns"),
+    path("sessions/<uuid:session_id>", views.SessionDetailView.as_view(), name="session-detail"),
+    path("sessions/<uuid:session_id>/checkins", views.SessionCheckInView.as_view(), name="session-checkin"),
+    path("conversations/<uuid:conversation_id>/messages", views.MessagesView.as_view(), name="conversation-messages"),
+    path("conversations/<uuid:conversation_id>/turns", views.TurnListView.as_view(), name="conversation-turns"),
 ]
 
 # Issue 7 (research app): studies export, codebook, calendar feed/import.

@@ -17,6 +17,8 @@ from rest_framework.views import APIView
 
 from coaching import selectors, services
 from coaching.api.serializers import (
+    REPLAY_OR_STREAM,
+    STREAM_FRAME,
     ChatLinkIn,
     ChatLinkOut,
     ChatLinksRevokedOut,
@@ -189,11 +191,6 @@ class EventStreamNegotiation:
         return super().perform_content_negotiation(request, force=True)
 
 
-SSE_DESCRIPTION = ("With `Accept: text/event-stream`: `event: token` frames (`{\"text\"}`) as the reply is "
-                   "generated, then one `event: final` frame with the message id, content, specialist and "
-                   "trace id.")
-
-
 class MessagesView(EventStreamNegotiation, APIView):
     pagination_class = LimitOffsetPagination  # read by the schema generator
 
@@ -208,14 +205,18 @@ class MessagesView(EventStreamNegotiation, APIView):
         parameters=[OpenApiParameter("Idempotency-Key", OpenApiTypes.STR, OpenApiParameter.HEADER,
                                      description="a retry with the same key returns the same reply, no second turn")],
         responses={
-            (201, "application/json"): TurnReplyOut,
-            (201, "text/event-stream"): OpenApiResponse(OpenApiTypes.STR, description=SSE_DESCRIPTION),
-            200: OpenApiResponse(TurnReplyOut, description="the same Idempotency-Key again: the stored reply"),
+            201: OpenApiResponse(TurnReplyOut, description="the reply (JSON)"),
+            # JSON first: a generated client parses the replay; the stream is read raw (docs/api.md).
+            (200, "application/json"): OpenApiResponse(TurnReplyOut, description=REPLAY_OR_STREAM),
+            (200, "text/event-stream"): OpenApiResponse(STREAM_FRAME, description=REPLAY_OR_STREAM),
             409: OpenApiResponse(ErrorOut, description="that Idempotency-Key is still being answered"),
             503: OpenApiResponse(TurnUnavailableOut, description="the model is down (Retry-After); the message "
                                                                  "is kept as unanswered"),
         })
     def post(self, request, conversation_id):
+        """JSON by default (201 with the reply). With `Accept: text/event-stream` the reply is
+        streamed as server-sent events (200): `token` frames, then a `final` frame. Errors before
+        the first frame (503 model down, 409, 404…) are JSON either way."""
         conversation = _conversation(request, conversation_id)
         data = MessageIn(data=request.data)
         data.is_valid(raise_exception=True)

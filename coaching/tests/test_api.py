@@ -1,10 +1,12 @@
 """API behaviour: auth, isolation, bad input, idempotency, model down. Replies come from the
 FAKE scripted model (these tests check control flow, not language)."""
 
+import uuid
+
 import pytest
 from django.test import override_settings
 
-from coaching.models import Message, MessageStatus, Turn
+from coaching.models import Conversation, Message, MessageStatus, Turn
 from coaching.tests.conftest import make_client, onboarded_learner
 from core.env import ModelSpec
 from core.llm import LLMUnavailable
@@ -78,6 +80,12 @@ def test_bad_input(api, settings):
     assert r.json()["error"]["field"] == "content"
     r = http.post("/api/v1/conversations/999999/messages", {"content": "hi"}, format="json")
     assert r.status_code == 404
+    # The conversation's own integer key is no route either: its id is the UUID.
+    own_pk = Conversation.objects.get(public_id=conv).pk
+    r = http.post(f"/api/v1/conversations/{own_pk}/messages", {"content": "hi"}, format="json")
+    assert r.status_code == 404 and r.json()["error"]["code"] == "not_found" and "UUID" in r.json()["error"]["message"]
+    r = http.get(f"/api/v1/conversations/{uuid.uuid4()}/messages")
+    assert r.status_code == 404 and r.json()["error"]["code"] == "not_found"
     r = http.post(f"/api/v1/conversations/{conv}/messages", "not json", content_type="application/json")
     assert r.status_code == 400 and "error" in r.json()
     assert Message.objects.filter(role="learner").count() == 0

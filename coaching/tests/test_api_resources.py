@@ -41,6 +41,7 @@ def test_plan_a_session_list_by_week_reschedule_and_mark_done(api):
                          "topic": "verbs"}, format="json")
     assert created.status_code == 201, created.content
     session = created.json()
+    assert session["id"] == str(PlannedSession.objects.get().public_id)  # the public id, never the key
     assert session["learner"] == str(learner.research_id)
     assert session["week_start"] == monday.date().isoformat() and session["status"] == "planned"
     assert datetime.fromisoformat(session["start"]) == monday
@@ -67,7 +68,7 @@ def test_plan_a_session_list_by_week_reschedule_and_mark_done(api):
     done = http.post(f"/api/v1/sessions/{session['id']}/checkins", {"outcome": "completed"}, format="json")
     assert done.status_code == 201, done.content
     assert done.json()["outcome"] == "completed" and done.json()["session_detail"]["status"] == "completed"
-    row = PlannedSession.objects.get(pk=session["id"])
+    row = PlannedSession.objects.get(public_id=session["id"])
     assert row.status == "completed" and row.completion_source == "self_report" and row.completed_at
     assert CheckIn.objects.get(session=row).outcome == "completed"
     listed = http.get(f"/api/v1/learners/{learner.research_id}/checkins").json()
@@ -83,7 +84,7 @@ def test_mark_skipped_and_bad_input(api):
     learner = onboarded_learner(client)
     session = services.session_schedule(learner=learner, start=timezone.now() + timedelta(days=1),
                                         duration_minutes=30)
-    skipped = http.post(f"/api/v1/sessions/{session.pk}/checkins", {"outcome": "skipped"}, format="json")
+    skipped = http.post(f"/api/v1/sessions/{session.public_id}/checkins", {"outcome": "skipped"}, format="json")
     assert skipped.status_code == 201 and PlannedSession.objects.get(pk=session.pk).status == "skipped"
     base = f"/api/v1/learners/{learner.research_id}/sessions"
     cases = [
@@ -91,8 +92,9 @@ def test_mark_skipped_and_bad_input(api):
         (http.post(base, {"start": "soon", "duration_minutes": 30}, format="json"), "start"),
         (http.post(base, {"start": (timezone.now() + timedelta(days=2)).isoformat(), "duration_minutes": 601},
                    format="json"), "duration_minutes"),
-        (http.patch(f"/api/v1/sessions/{session.pk}", {}, format="json"), "start"),
-        (http.post(f"/api/v1/sessions/{session.pk}/checkins", {"outcome": "maybe"}, format="json"), "outcome"),
+        (http.patch(f"/api/v1/sessions/{session.public_id}", {}, format="json"), "start"),
+        (http.post(f"/api/v1/sessions/{session.public_id}/checkins", {"outcome": "maybe"}, format="json"),
+         "outcome"),
         (http.get(base, {"week": "next tuesday"}), "week"),
     ]
     for response, field in cases:
@@ -108,7 +110,7 @@ def test_turns_of_a_conversation_show_the_routing_decision(api):
     message, _ = services.message_receive(conversation=conversation, content="I did it")
     Turn.objects.create(learner_message=message, specialist="checkin", rule="report_done", reason="said done",
                         trace_id="t" * 32, outcome="ok", tool_calls=[{"name": "log_checkin", "ok": True}])
-    body = http.get(f"/api/v1/conversations/{conversation.pk}/turns").json()
+    body = http.get(f"/api/v1/conversations/{conversation.public_id}/turns").json()
     assert body["count"] == 1
     turn = body["results"][0]
     assert (turn["learner_message"], turn["specialist"], turn["rule"], turn["outcome"], turn["tools"]) == (
@@ -129,10 +131,10 @@ def test_another_clients_sessions_plans_checkins_and_turns_are_404(api):
         ("post", f"/api/v1/learners/{learner.research_id}/sessions",
          {"start": (timezone.now() + timedelta(days=2)).isoformat(), "duration_minutes": 30}),
         ("get", f"/api/v1/learners/{learner.research_id}/checkins", None),
-        ("get", f"/api/v1/sessions/{session.pk}", None),
-        ("patch", f"/api/v1/sessions/{session.pk}", {"topic": "theirs"}),
-        ("post", f"/api/v1/sessions/{session.pk}/checkins", {"outcome": "completed"}),
-        ("get", f"/api/v1/conversations/{conversation.pk}/turns", None),
+        ("get", f"/api/v1/sessions/{session.public_id}", None),
+        ("patch", f"/api/v1/sessions/{session.public_id}", {"topic": "theirs"}),
+        ("post", f"/api/v1/sessions/{session.public_id}/checkins", {"outcome": "completed"}),
+        ("get", f"/api/v1/conversations/{conversation.public_id}/turns", None),
     ]:
         response = getattr(stranger_http, method)(url, body, format="json")
         assert response.status_code == 404, (method, url, response.status_code)
@@ -140,7 +142,7 @@ def test_another_clients_sessions_plans_checkins_and_turns_are_404(api):
     session.refresh_from_db()
     assert (session.topic, session.status) == ("mine", "planned")
     assert PlannedSession.objects.count() == 1 and not CheckIn.objects.exists()
-    assert http.get(f"/api/v1/sessions/{session.pk}").status_code == 200  # the owner still can
+    assert http.get(f"/api/v1/sessions/{session.public_id}").status_code == 200  # the owner still can
 
 
 def test_one_url_style_the_other_spelling_redirects_or_names_the_route(api):
@@ -161,6 +163,7 @@ def test_one_url_style_the_other_spelling_redirects_or_names_the_route(api):
     # The integer key of a learner is no route at all.
     by_pk = http.get(f"/api/v1/memory/learners/{learner.pk}/facts")
     assert by_pk.status_code == 404 and _error(by_pk)["code"] == "not_found"
+    assert "UUID" in _error(by_pk)["message"]
     unknown = http.get("/api/v1/no/such/route")
     assert unknown.status_code == 404 and _error(unknown)["code"] == "not_found"
 

@@ -1,7 +1,10 @@
 """A client generated from `/api/schema/` (openapi-python-client) runs the README quickstart
 against a live server: typed request models in, typed response models out, the error shape as a
 typed model. If an operation loses its types, the generated call returns None or a dict and
-this test fails. Replies come from the scripted FAKE model; memory search uses real MiniLM."""
+this test fails. The streamed reply (`Accept: text/event-stream`) goes through the generated
+client's httpx client, with the request the generated operation builds, and its final frame is read
+into the generated event model. Replies come from the scripted FAKE model; memory search uses
+real MiniLM."""
 
 from __future__ import annotations
 
@@ -17,6 +20,17 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("openapi_python_client")
+
+
+def _sse_frames(lines) -> list[tuple[str, dict]]:
+    """(event, data) of each server-sent event frame."""
+    frames, event = [], None
+    for line in lines:
+        if line.startswith("event: "):
+            event = line[len("event: "):]
+        elif line.startswith("data: "):
+            frames.append((event, json.loads(line[len("data: "):])))
+    return frames
 
 
 @pytest.fixture
@@ -56,16 +70,30 @@ def test_generated_client_runs_the_quickstart(live_server, fake_model, settings,
         client=client, body=models.LearnerCreateInRequest(display_name="Ana", timezone="Europe/Lisbon"))
     assert isinstance(learner, models.LearnerOut) and isinstance(learner.id, uuid.UUID)
     conversation = api("learners.learners_conversations_create").sync(learner.id, client=client)
-    assert isinstance(conversation, models.ConversationOut)
-    turn = api("conversations.conversations_messages_create").sync(
-        conversation.id, client=client, body=models.MessageInRequest(content="I want to learn Spanish for a trip"))
+    assert isinstance(conversation, models.ConversationOut) and isinstance(conversation.id, uuid.UUID)
+    send = api("conversations.conversations_messages_create")
+    turn = send.sync(conversation.id, client=client, body=models.MessageInRequest(content="I want to learn Spanish"
+                                                                                          " for a trip"))
     assert isinstance(turn, models.TurnReplyOut) and turn.reply.content and turn.specialist == "onboarding"
+
+    # The streamed reply: the generated request, sent with Accept: text/event-stream.
+    request = send._get_kwargs(conversation.id, body=models.MessageInRequest(content="About 3 hours a week"))
+    request["headers"]["Accept"] = "text/event-stream"
+    with client.get_httpx_client().stream(**request) as response:
+        assert response.status_code == 200 and response.headers["content-type"].startswith("text/event-stream")
+        frames = _sse_frames(response.iter_lines())
+    assert [event for event, _ in frames][-1] == "final" and {e for e, _ in frames} <= {"token", "final"}
+    final = models.StreamFinalEvent.from_dict({"event": "final", "data": frames[-1][1]})
+    assert isinstance(final.data, models.StreamFinalData) and final.data.message_id and final.data.trace_id
+    streamed_text = "".join(models.StreamTokenData.from_dict(data).text for event, data in frames if event == "token")
+    assert final.data.content and (final.data.replaced or streamed_text.strip() == final.data.content)
 
     fact = models.FactInputRequest(fact_type=models.FactTypeEnum.PREFERENCE,
                                    content="Ana studies best on the train in the morning.")
     ingest = api("memory.memory_learners_facts_create").sync(
         learner.id, client=client, body=models.IngestInputRequest(facts=[fact]))
     assert isinstance(ingest, models.IngestOutput) and len(ingest.created) == 1
+    assert isinstance(ingest.created[0], uuid.UUID)
     hits = api("memory.memory_learners_search_retrieve").sync(learner.id, client=client,
                                                                q="when does Ana like to study", limit=3)
     assert isinstance(hits, models.SearchOutput) and hits.results[0].fact_id == ingest.created[0]
@@ -75,6 +103,7 @@ def test_generated_client_runs_the_quickstart(live_server, fake_model, settings,
         learner.id, client=client,
         body=models.SessionInRequest(start=datetime(2030, 1, 7, 8, 0), duration_minutes=30, topic="verbs"))
     assert isinstance(session, models.SessionOut) and session.week_start.isoformat() == "2030-01-07"
+    assert isinstance(session.id, uuid.UUID)
     plans = api("learners.learners_plans_list").sync(learner.id, client=client)
     assert isinstance(plans, models.PaginatedPlanOutList) and plans.results[0].sessions[0].id == session.id
     done = api("sessions.sessions_checkins_create").sync(

@@ -59,7 +59,7 @@ def test_readme_quickstart_runs_line_by_line(live_server, fake_model, settings):
     print("\n".join(f"$ {line}\n{out}" for line, out in zip(lines, outputs, strict=True)))  # the closing note
 
     learner = uuid.UUID(outputs[1])  # the learner's id is a UUID
-    assert int(outputs[2]) > 0  # the conversation
+    uuid.UUID(outputs[2])  # the conversation's id is a UUID too (never the database key)
     reply = json.loads(outputs[3])
     assert reply["specialist"] and reply["reply"]
     events = re.findall(r"^event: (\w+)$", outputs[4], flags=re.M)
@@ -70,8 +70,10 @@ def test_readme_quickstart_runs_line_by_line(live_server, fake_model, settings):
     assert len(created) == 1
     hit = json.loads(outputs[6])
     assert hit["fact_id"] == created[0] and "train in the morning" in hit["content"]
+    uuid.UUID(hit["fact_id"])
     session = json.loads(outputs[7])
     assert (session["week_start"], session["status"]) == ("2030-01-07", "planned")
+    uuid.UUID(session["id"])
     plan = json.loads(outputs[8])
     assert plan == {"week_start": "2030-01-07", "sessions": [{"id": session["id"], "topic": "verbs",
                                                              "status": "planned"}]}

@@ -2,7 +2,8 @@
 
 - `GET    /api/v1/tokens`                 the calling client's tokens (prefix, dates; never a secret)
 - `POST   /api/v1/tokens/rotate`          issue a new token and revoke the one used for this call
-- `DELETE /api/v1/tokens/<id>`            revoke one of the client's own tokens (another client's: 404)
+- `DELETE /api/v1/tokens/<id>`            revoke one of the client's own tokens by the `id` (a UUID)
+                                          the list returns (another client's: 404)
 
 Rotation revokes the old token IMMEDIATELY (no overlap window): the response carries the new
 raw token, shown once. A client running several replicas creates a second token first
@@ -12,6 +13,8 @@ of a window during which a leaked token keeps working. Tokens are stored as sha2
 Only API clients (Bearer auth) manage tokens; staff use the admin."""
 
 from __future__ import annotations
+
+from uuid import UUID
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
@@ -25,6 +28,7 @@ from core.identity.services import api_token_create, api_token_revoke, api_token
 
 # --- API ------------------------------------------------------------------------------------------
 class TokenOut(serializers.ModelSerializer):
+    id = serializers.UUIDField(source="public_id", read_only=True)
     revoked = serializers.SerializerMethodField()
 
     class Meta:
@@ -92,9 +96,10 @@ class TokenRotateView(APIView):
 
 class TokenRevokeView(APIView):
     @extend_schema(request=None, responses={204: None})
-    def delete(self, request, token_id: int):
+    def delete(self, request, token_id: UUID):
         if (denied := _client_only(request)) is not None:
             return denied
-        if api_token_revoke(client=request.user, token_id=token_id) is None:
+        pk = ApiToken.objects.filter(public_id=token_id, client=request.user).values_list("pk", flat=True).first()
+        if pk is None or api_token_revoke(client=request.user, token_id=pk) is None:
             return error_response("not_found", "Token not found.", status_code=404)
         return Response(status=status.HTTP_204_NO_CONTENT)

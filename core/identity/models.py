@@ -55,6 +55,8 @@ class ApiToken(models.Model):
     """A bearer token. Only its sha256 is stored; the raw value is shown once at creation."""
 
     client = models.ForeignKey(ApiClient, on_delete=models.CASCADE, related_name="tokens")
+    # The id a client sees (`/api/v1/tokens/<uuid>`); the integer key stays inside.
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     name = models.CharField(max_length=120, blank=True)
     # First characters of the raw token, so staff can tell tokens apart without the secret.
     prefix = models.CharField(max_length=16, db_index=True)
@@ -97,6 +99,8 @@ class Learner(models.Model):
 
 class Conversation(models.Model):
     learner = models.ForeignKey(Learner, on_delete=models.CASCADE, related_name="conversations")
+    # The id a client sees (`/api/v1/conversations/<uuid>`); the integer key stays inside.
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -5,14 +5,16 @@ computed in one batched call and the follow-up tasks go to the broker together (
 The response says, per item and in order, what happened, so a client can reconcile its own records:
 
     {"created": 2, "strengthened": 1, "duplicates": 1, "surprises": 0,
-     "items": [{"index": 0, "outcome": "created", "fact_id": 41, "external_id": "m-1"},
-               {"index": 1, "outcome": "strengthened", "fact_id": 12, "rule": "near_duplicate", "cosine": 0.93},
-               {"index": 2, "outcome": "duplicate", "fact_id": 41, "rule": "exact_duplicate"}, ...]}
+     "items": [{"index": 0, "outcome": "created", "fact_id": "9b1e…", "external_id": "m-1"},
+               {"index": 1, "outcome": "strengthened", "fact_id": "40c2…", "rule": "near_duplicate",
+                "cosine": 0.93},
+               {"index": 2, "outcome": "duplicate", "fact_id": "9b1e…", "rule": "exact_duplicate"}, ...]}
 
-`fact_id` is the stored fact that holds the item: the new one (created, surprise — then
-`conflicts_with` names the older fact) or the older one (strengthened into, duplicate of). An item
-whose `external_id` the learner already has is a duplicate of that fact (a safe retry). One invalid
-item rejects the whole request (400 naming `items[n].field`) before anything is written."""
+`fact_id` (the fact's public id, a UUID) is the stored fact that holds the item: the new one
+(created, surprise — then `conflicts_with` names the older fact) or the older one (strengthened
+into, duplicate of). An item whose `external_id` the learner already has is a duplicate of that
+fact (a safe retry). One invalid item rejects the whole request (400 naming `items[n].field`)
+before anything is written."""
 
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from memory import conf
+from memory.api import ids
 from memory.api.views import MemoryView
 from memory.batch import ingest_batch
 from memory.ingest import EXTERNAL_ID_MAX_CHARS
@@ -55,10 +58,10 @@ class BatchInputSerializer(serializers.Serializer):
 class BatchItemOutSerializer(serializers.Serializer):
     index = serializers.IntegerField()
     outcome = serializers.ChoiceField(choices=("created", "surprise", "strengthened", "duplicate"))
-    fact_id = serializers.IntegerField(allow_null=True)
+    fact_id = serializers.UUIDField(allow_null=True)
     rule = serializers.CharField(required=False)
     cosine = serializers.FloatField(required=False)
-    conflicts_with = serializers.IntegerField(required=False)
+    conflicts_with = serializers.UUIDField(required=False)
     external_id = serializers.CharField(required=False)
 
 
@@ -80,5 +83,5 @@ class LearnerFactsBatchView(MemoryView):
                               source_agent="api", service="memory.api.batch")
         body = {"created": sum(1 for i in result.items if i.outcome == "created"),
                 "strengthened": len(result.strengthened), "duplicates": result.duplicates,
-                "surprises": len(result.surprises), "items": [i.as_dict() for i in result.items]}
+                "surprises": len(result.surprises), "items": ids.batch_items_out([i.as_dict() for i in result.items])}
         return Response(body, status=status.HTTP_201_CREATED)

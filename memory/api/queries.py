@@ -17,6 +17,7 @@ from django.db.models import QuerySet
 
 from core.identity.models import Learner
 from memory import conf, selectors
+from memory.api import ids
 from memory.models import Fact
 
 FILTER_OVERFETCH = 5
@@ -32,15 +33,11 @@ def learner_for(*, research_id, client_id: int | None, staff: bool):
     return qs.only("id", "research_id", "client_id").first()
 
 
-def research_ids(learner_ids: set[int]) -> dict[int, Any]:
-    return dict(Learner.objects.filter(pk__in=learner_ids).values_list("id", "research_id"))
-
-
 def filtered_facts(*, learner_id: int, filters: dict[str, Any]) -> QuerySet[Fact]:
     """A learner's facts under the API filters, newest first (exact; used by the list)."""
     qs = selectors.fact_list(learner_id=learner_id, fact_type=filters.get("fact_type"), tier=filters.get("tier"),
                              surprise=filters.get("surprise"), archived=filters.get("archived"))
-    return _extra(qs, filters).select_related("learner", "source_message")
+    return ids.with_public_refs(_extra(qs, filters).select_related("learner"))
 
 
 def _extra(qs: QuerySet[Fact], filters: dict[str, Any]) -> QuerySet[Fact]:
@@ -48,7 +45,7 @@ def _extra(qs: QuerySet[Fact], filters: dict[str, Any]) -> QuerySet[Fact]:
         qs = qs.filter(superseded_by__isnull=True)
     lookups = {"created_after": "created_at__gte", "created_before": "created_at__lt",
                "accessed_after": "last_accessed_at__gte", "accessed_before": "last_accessed_at__lt",
-               "source_agent": "source_agent", "conversation": "source_message__conversation_id"}
+               "source_agent": "source_agent", "conversation": "source_message__conversation__public_id"}
     return qs.filter(**{lookup: filters[name] for name, lookup in lookups.items()
                         if filters.get(name) not in (None, "")})
 
@@ -69,7 +66,7 @@ def search(*, learner_id: int, query: str, limit: int, filters: dict[str, Any],
     if not narrowing:  # superseded facts are left out (or kept) by the search itself
         hits = selectors.search_memory(learner_id=learner_id, query=query, limit=limit, include_superseded=include,
                                        touch=touch)
-        return _annotate(hits, None)
+        return _annotate(hits)
     fetch = min(conf.SEARCH_MAX_LIMIT, limit * FILTER_OVERFETCH)
     hits = selectors.search_memory(learner_id=learner_id, query=query, limit=fetch, touch=False,
                                    include_superseded=include)
@@ -82,19 +79,26 @@ def search(*, learner_id: int, query: str, limit: int, filters: dict[str, Any],
     for flag in ("surprise", "archived"):
         if filters.get(flag) is not None:
             base = base.filter(**{flag: filters[flag]})
-    passing = dict(_extra(base, filters).values_list("id", "superseded_by_id"))
+    passing = set(_extra(base, filters).values_list("id", flat=True))
     kept = [h for h in hits if h["fact_id"] in passing][:limit]
     if touch:
         facts_mark_accessed_later(fact_ids=[h["fact_id"] for h in kept])  # as the search itself does
-    return _annotate(kept, passing)
+    return _annotate(kept)
 
 
-def _annotate(hits: list[dict[str, Any]], superseded: dict[int, int | None] | None) -> list[dict[str, Any]]:
-    """Clients address learners by UUID: swap the internal learner pk for it; say which fact
-    superseded a hit (only possible with include_superseded)."""
-    uuids = research_ids({h["learner_id"] for h in hits})
-    if superseded is None:
-        superseded = dict(Fact.objects.filter(pk__in=[h["fact_id"] for h in hits])
-                          .values_list("id", "superseded_by_id"))
-    return [{**{k: v for k, v in h.items() if k != "learner_id"}, "learner": uuids.get(h["learner_id"]),
-             "superseded_by": superseded.get(h["fact_id"])} for h in hits]
+def _annotate(hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Clients see UUIDs only: swap the internal keys for the learner's, the fact's, the source
+    conversation's and the superseding fact's (only possible with include_superseded), in one
+    query. A hit whose fact was deleted meanwhile is left out."""
+    rows = Fact.objects.filter(pk__in=[h["fact_id"] for h in hits]).values_list(
+        "id", "public_id", "learner__research_id", "superseded_by__public_id",
+        "source_message__conversation__public_id")
+    public = {row[0]: row[1:] for row in rows}
+    out = []
+    for hit in hits:
+        if hit["fact_id"] not in public:
+            continue
+        fact_id, learner, superseded_by, conversation = public[hit["fact_id"]]
+        out.append({**{k: v for k, v in hit.items() if k != "learner_id"}, "fact_id": fact_id, "learner": learner,
+                    "superseded_by": superseded_by, "source": {**hit["source"], "conversation_id": conversation}})
+    return out

@@ -54,8 +54,8 @@ class FactFilterSerializer(serializers.Serializer):
     accessed_after = serializers.DateTimeField(required=False)
     accessed_before = serializers.DateTimeField(required=False)
     source_agent = serializers.CharField(required=False, max_length=40, help_text="extractor, api, mcp, …")
-    conversation = serializers.IntegerField(required=False, min_value=1,
-                                            help_text="only facts extracted from this conversation")
+    conversation = serializers.UUIDField(required=False,
+                                         help_text="only facts extracted from this conversation (its id)")
 
     def validate(self, attrs):
         for start, end in (("created_after", "created_before"), ("accessed_after", "accessed_before")):
@@ -78,20 +78,31 @@ class FactPatchSerializer(serializers.Serializer):
         return attrs
 
 
+class FactIdField(serializers.UUIDField):
+    """A fact's id as the API returns it, a UUID string. DRF would read a JSON integer as a
+    128-bit UUID; here it is refused, so an old integer key is a 400, not a puzzling 404."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid", value=data)
+        return super().to_internal_value(data)
+
+
 class SupersedeSerializer(serializers.Serializer):
-    superseded_by = serializers.IntegerField(min_value=1,
-                                             help_text="id of the fact (same learner) that replaces this one")
+    superseded_by = FactIdField(help_text="id of the fact (same learner) that replaces this one")
 
 
 class FactOutputSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
+    """Reads the public ids of the facts and the conversation it points at from annotations
+    (memory.api.ids.with_public_refs), so a page of facts is one query."""
+
+    id = serializers.UUIDField(source="public_id")
     learner = serializers.UUIDField(source="learner.research_id", help_text="the learner's id (UUID)")
     fact_type = serializers.ChoiceField(choices=FACT_TYPES)
     content = serializers.CharField()
     confidence = serializers.FloatField()
     source_message_id = serializers.IntegerField(allow_null=True)
-    source_conversation_id = serializers.IntegerField(source="source_message.conversation_id", allow_null=True,
-                                                      default=None)
+    source_conversation_id = serializers.UUIDField(source="source_conversation_public_id", allow_null=True)
     source_agent = serializers.CharField()
     created_at = serializers.DateTimeField()
     last_accessed_at = serializers.DateTimeField()
@@ -100,8 +111,8 @@ class FactOutputSerializer(serializers.Serializer):
     archived = serializers.BooleanField()
     surprise = serializers.BooleanField()
     surprise_reason = serializers.CharField()
-    conflicts_with_id = serializers.IntegerField(allow_null=True)
-    superseded_by_id = serializers.IntegerField(allow_null=True)
+    conflicts_with_id = serializers.UUIDField(source="conflicts_with_public_id", allow_null=True)
+    superseded_by_id = serializers.UUIDField(source="superseded_by_public_id", allow_null=True)
     valid_to = serializers.DateTimeField(allow_null=True, help_text="when a superseded fact stopped being valid")
     summary_id = serializers.IntegerField(allow_null=True)
     occurred_at = serializers.DateTimeField(allow_null=True, help_text="when it was said (batch ingest)")
@@ -122,17 +133,17 @@ class FactDetailSerializer(FactOutputSerializer):
 
 
 class IngestOutputSerializer(serializers.Serializer):
-    created = serializers.ListField(child=serializers.IntegerField(), help_text="ids of new facts")
-    strengthened = serializers.ListField(child=serializers.IntegerField(),
+    created = serializers.ListField(child=serializers.UUIDField(), help_text="ids of new facts")
+    strengthened = serializers.ListField(child=serializers.UUIDField(),
                                          help_text="ids of older facts a near-duplicate strengthened")
-    surprises = serializers.ListField(child=serializers.IntegerField(),
+    surprises = serializers.ListField(child=serializers.UUIDField(),
                                       help_text="ids of new facts that conflict with an older one")
     duplicates = serializers.IntegerField(help_text="exact duplicates dropped")
 
 
 class SearchSourceSerializer(serializers.Serializer):
     message_id = serializers.IntegerField(allow_null=True)
-    conversation_id = serializers.IntegerField(allow_null=True)
+    conversation_id = serializers.UUIDField(allow_null=True)
     agent = serializers.CharField()
 
 
@@ -143,7 +154,7 @@ class SearchPartsSerializer(serializers.Serializer):
 
 
 class SearchHitSerializer(serializers.Serializer):
-    fact_id = serializers.IntegerField()
+    fact_id = serializers.UUIDField()
     learner = serializers.UUIDField()
     fact_type = serializers.ChoiceField(choices=FACT_TYPES)
     content = serializers.CharField()
@@ -153,7 +164,7 @@ class SearchHitSerializer(serializers.Serializer):
     tier = serializers.CharField()
     archived = serializers.BooleanField()
     surprise = serializers.BooleanField()
-    superseded_by = serializers.IntegerField(allow_null=True)
+    superseded_by = serializers.UUIDField(allow_null=True)
     confidence = serializers.FloatField()
     occurred_at = serializers.DateTimeField(allow_null=True, help_text="when it was said (batch ingest)")
     external_id = serializers.CharField(help_text="the client's own id for the fact (batch ingest)")

@@ -1,7 +1,8 @@
 """Memory REST API (thin views). Learners are addressed by their UUID (the `id` that
-`POST /api/v1/learners` returns), never by a database key. Scoping: an API client sees only its
-own learners; staff users see all; another client's learner or fact is a 404 (ids are not
-disclosed). Errors use the project shape {"error": {"code", "message", "field"}}."""
+`POST /api/v1/learners` returns) and facts by theirs (`memory.api.ids`), never by a database
+key. Scoping: an API client sees only its own learners; staff users see all; another client's
+learner or fact is a 404 (ids are not disclosed). Errors use the project shape
+{"error": {"code", "message", "field"}}."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from core.errors import error_response
 from core.identity.models import ApiClient, Learner
 from core.schema import ErrorOut
 from memory import revisions, rules, selectors, services
-from memory.api import queries
+from memory.api import ids, queries
 from memory.api.serializers import (
     ContextOutputSerializer,
     FactDetailSerializer,
@@ -109,15 +110,15 @@ class MemoryView(APIView):
             raise NotFound("learner not found")
         return learner
 
-    def fact(self, request: Request, fact_id: int) -> Any:
-        fact = selectors.fact_get(fact_id=fact_id)
+    def fact(self, request: Request, fact_id: UUID) -> Any:
+        fact = ids.fact_get(public_id=fact_id)
         if fact is None or not learner_allowed(request, fact.learner_id):
             raise NotFound("fact not found")
         return fact
 
 
 def _fact_out(fact_id: int, *, history: bool = False) -> dict[str, Any]:
-    fact = selectors.fact_list().filter(pk=fact_id).select_related("learner", "source_message").get()
+    fact = ids.with_public_refs(selectors.fact_list().filter(pk=fact_id).select_related("learner")).get()
     if not history:
         return FactOutputSerializer(fact).data
     # FactDetailSerializer describes this shape in the schema.
@@ -161,7 +162,7 @@ class LearnerFactsView(MemoryView):
         else:
             result = ingest_facts(learner_id=learner.pk, items=[dict(x) for x in data["facts"]],
                                   source_agent="api", service="memory.api")
-        return Response(result.as_dict(), status=status.HTTP_201_CREATED)
+        return Response(ids.ingest_out(result.as_dict()), status=status.HTTP_201_CREATED)
 
 
 class LearnerSearchView(MemoryView):
@@ -184,7 +185,7 @@ class GlobalSearchView(MemoryView):
             return error_response("forbidden", "global search is for staff", status_code=403)
         q = _query(SearchInputSerializer, request)
         hits = selectors.search_memory_global(query=q["q"], limit=q["limit"], touch=q["touch"])
-        return Response({"results": queries._annotate(hits, None)})
+        return Response({"results": queries._annotate(hits)})
 
 
 class LearnerContextView(MemoryView):
@@ -206,12 +207,12 @@ class LearnerForgetView(MemoryView):
 
 class FactDetailView(MemoryView):
     @extend_schema(summary="One fact with its history", responses=FactDetailSerializer)
-    def get(self, request: Request, fact_id: int) -> Response:
+    def get(self, request: Request, fact_id: UUID) -> Response:
         return Response(_fact_out(self.fact(request, fact_id).pk, history=True))
 
     @extend_schema(summary="Edit a fact's text or type", request=FactPatchSerializer,
                    responses={200: FactDetailSerializer, 409: ErrorOut})
-    def patch(self, request: Request, fact_id: int) -> Response:
+    def patch(self, request: Request, fact_id: UUID) -> Response:
         """New text is re-embedded; a history row records before and after. Text the learner
         already has in another fact is a 409; a superseded fact cannot be edited (409)."""
         fact = self.fact(request, fact_id)
@@ -221,7 +222,7 @@ class FactDetailView(MemoryView):
         return Response(_fact_out(fact.pk, history=True))
 
     @extend_schema(summary="Delete a fact", request=None, responses={204: None})
-    def delete(self, request: Request, fact_id: int) -> Response:
+    def delete(self, request: Request, fact_id: UUID) -> Response:
         fact = self.fact(request, fact_id)
         services.fact_delete(fact_id=fact.pk)
         return Response(status=status.HTTP_204_NO_CONTENT)
@@ -229,7 +230,7 @@ class FactDetailView(MemoryView):
 
 class FactHistoryView(MemoryView):
     @extend_schema(summary="A fact's change history", responses=FactHistoryOutputSerializer(many=True))
-    def get(self, request: Request, fact_id: int) -> Response:
+    def get(self, request: Request, fact_id: UUID) -> Response:
         fact = self.fact(request, fact_id)
         return Response(FactHistoryOutputSerializer(selectors.fact_history(fact_id=fact.pk), many=True).data)
 
@@ -237,13 +238,13 @@ class FactHistoryView(MemoryView):
 class FactSupersedeView(MemoryView):
     @extend_schema(summary="Mark a fact as replaced by another", request=SupersedeSerializer,
                    responses={200: FactDetailSerializer, 409: ErrorOut})
-    def post(self, request: Request, fact_id: int) -> Response:
+    def post(self, request: Request, fact_id: UUID) -> Response:
         """The fact stays, with its history, gets `valid_to` = now and `superseded_by`; it leaves
         the coach's context and default search."""
         fact = self.fact(request, fact_id)
         s = SupersedeSerializer(data=request.data)
         s.is_valid(raise_exception=True)
-        by = selectors.fact_get(fact_id=s.validated_data["superseded_by"])
+        by = ids.fact_get(public_id=s.validated_data["superseded_by"])
         if by is None or by.learner_id != fact.learner_id:
             raise NotFound("replacement fact not found")
         revisions.fact_supersede(fact_id=fact.pk, by_fact_id=by.pk, service="memory.api")

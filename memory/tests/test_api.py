@@ -39,8 +39,9 @@ def test_ingest_facts_then_list_detail_search_delete(client_and_learner):
     hits = api.get(f"{BASE}/learners/{learner.research_id}/search",
                    {"q": "notifications distract me"}).json()["results"]
     assert hits[0]["fact_id"] == fact_id and hits[0]["parts"]["vector"] > 0.3
+    assert fact_id in r.json()["created"] and fact_id == str(Fact.objects.get(content=detail["content"]).public_id)
     assert api.delete(f"{BASE}/facts/{fact_id}").status_code == 204
-    assert not Fact.objects.filter(pk=fact_id).exists()
+    assert not Fact.objects.filter(public_id=fact_id).exists()
 
 
 def test_ingest_text_is_split_into_passages(client_and_learner):
@@ -88,7 +89,10 @@ def test_other_clients_learner_is_404_and_global_search_is_staff_only(client_and
     Fact.objects.create(learner=stranger, fact_type="insight", content="secret", content_hash="h",
                         last_accessed_at="2026-01-01T00:00:00Z")
     assert api.get(f"{BASE}/learners/{stranger.research_id}/facts").status_code == 404
-    assert api.get(f"{BASE}/facts/{Fact.objects.get().pk}").status_code == 404
+    theirs = Fact.objects.get()
+    for url in (f"{BASE}/facts/{theirs.public_id}", f"{BASE}/facts/{theirs.pk}", f"{BASE}/facts/not-a-uuid"):
+        r = api.get(url)
+        assert r.status_code == 404 and r.json()["error"]["code"] == "not_found", url
     assert api.delete(f"{BASE}/learners/{stranger.research_id}").status_code == 404
     assert api.get(f"{BASE}/search", {"q": "secret"}).status_code == 403
     staff = get_user_model().objects.create_user("staff", password="pw-123456", is_staff=True)

@@ -24,7 +24,8 @@ def owned(client_and_learner):  # noqa: F811 (the imported fixture, requested by
     return api, learner
 
 
-def _add(api, learner, *facts: tuple[str, str]) -> list[int]:
+def _add(api, learner, *facts: tuple[str, str]) -> list[str]:
+    """The new facts' ids (public UUIDs, as the API returns them)."""
     r = api.post(f"{BASE}/learners/{learner.research_id}/facts",
                  {"facts": [{"fact_type": t, "content": c} for t, c in facts]}, format="json")
     assert r.status_code == 201, r.content
@@ -40,7 +41,7 @@ def _search(api, learner, q: str, **params) -> list[dict]:
 def test_patch_rewrites_the_text_writes_history_and_reembeds(owned):
     api, learner = owned
     [fact_id] = _add(api, learner, ("preference", "The learner studies in the morning before work."))
-    old_vector = list(Fact.objects.get(pk=fact_id).embedding)
+    old_vector = list(Fact.objects.get(public_id=fact_id).embedding)
     r = api.patch(f"{BASE}/facts/{fact_id}", {"content": "The learner practises the cello every evening.",
                                              "fact_type": "progress"}, format="json")
     assert r.status_code == 200, r.content
@@ -51,7 +52,7 @@ def test_patch_rewrites_the_text_writes_history_and_reembeds(owned):
     assert update["change"] == "updated" and update["service"] == "memory.api"
     assert update["before"]["content"].startswith("The learner studies in the morning")
     assert update["after"]["reembedded"] is True
-    assert list(Fact.objects.get(pk=fact_id).embedding) != old_vector
+    assert list(Fact.objects.get(public_id=fact_id).embedding) != old_vector
     hits = _search(api, learner, "cello practice")
     assert hits[0]["fact_id"] == fact_id and hits[0]["parts"]["vector"] > 0.4, hits
     # The history endpoint returns the same rows.
@@ -68,9 +69,9 @@ def test_patch_bad_input_and_duplicates_change_nothing(owned):
         r = api.patch(f"{BASE}/facts/{a}", payload, format="json")
         assert r.status_code == status, (payload, r.content)
         assert r.json()["error"]["field"] == field
-    fact = Fact.objects.get(pk=a)
+    fact = Fact.objects.get(public_id=a)
     assert (fact.content, fact.fact_type) == ("The learner likes podcasts.", "insight")
-    assert FactHistory.objects.filter(fact_id=a).count() == 1
+    assert FactHistory.objects.filter(fact__public_id=a).count() == 1
 
 
 def test_list_filters_and_pagination_links(owned, make_message):
@@ -83,7 +84,7 @@ def test_list_filters_and_pagination_links(owned, make_message):
     assert len(ids) == 5
     _add(api, learner, ("barrier", "The learner is tired after night shifts."))
     message = make_message(learner, "I keep my phone in another room")
-    Fact.objects.filter(pk=ids[0]).update(source_message=message, source_agent="extractor", tier="warm",
+    Fact.objects.filter(public_id=ids[0]).update(source_message=message, source_agent="extractor", tier="warm",
                                           created_at=timezone.now() - timedelta(days=10))
     url = f"{BASE}/learners/{learner.research_id}/facts"
     page = api.get(url, {"limit": 2}).json()
@@ -93,7 +94,10 @@ def test_list_filters_and_pagination_links(owned, make_message):
     assert second["previous"] and len(second["results"]) == 2
     assert api.get(url, {"fact_type": "barrier"}).json()["count"] == 1
     assert [f["id"] for f in api.get(url, {"source_agent": "extractor"}).json()["results"]] == [ids[0]]
-    assert [f["id"] for f in api.get(url, {"conversation": message.conversation_id}).json()["results"]] == [ids[0]]
+    by_conversation = api.get(url, {"conversation": str(message.conversation.public_id)}).json()["results"]
+    assert [f["id"] for f in by_conversation] == [ids[0]]
+    assert by_conversation[0]["source_conversation_id"] == str(message.conversation.public_id)
+    assert api.get(url, {"conversation": message.conversation_id}).status_code == 400  # the key is not an id
     assert api.get(url, {"tier": "warm"}).json()["count"] == 1
     week_ago = (timezone.now() - timedelta(days=7)).isoformat()
     assert api.get(url, {"created_before": week_ago}).json()["count"] == 1
@@ -116,8 +120,8 @@ def test_supersede_keeps_the_fact_but_hides_it_from_context_and_default_search(o
     assert r.status_code == 200, r.content
     assert r.json()["superseded_by_id"] == new and r.json()["valid_to"]
     assert [h["change"] for h in r.json()["history"]] == ["created", "superseded"]
-    assert FactHistory.objects.filter(fact_id=new, change="supersedes").exists()
-    assert Fact.objects.filter(pk=old).exists(), "superseded, never deleted"
+    assert FactHistory.objects.filter(fact__public_id=new, change="supersedes").exists()
+    assert Fact.objects.filter(public_id=old).exists(), "superseded, never deleted"
 
     assert "Tuesday" not in build_context(learner.pk) and "Saturday" in build_context(learner.pk)
     default = [h["fact_id"] for h in _search(api, learner, "when does the learner study Spanish")]
@@ -140,10 +144,13 @@ def test_supersede_by_another_learners_fact_is_404(owned, make_learner):
     other = make_learner()
     theirs = Fact.objects.create(learner=other, fact_type="insight", content="someone else", content_hash="x",
                                  last_accessed_at=timezone.now())
-    r = api.post(f"{BASE}/facts/{mine}/supersede", {"superseded_by": theirs.pk}, format="json")
+    r = api.post(f"{BASE}/facts/{mine}/supersede", {"superseded_by": str(theirs.public_id)}, format="json")
     assert r.status_code == 404 and r.json()["error"]["code"] == "not_found"
-    assert api.patch(f"{BASE}/facts/{theirs.pk}", {"content": "mine now"}, format="json").status_code == 404
-    assert Fact.objects.get(pk=mine).superseded_by_id is None
+    assert api.patch(f"{BASE}/facts/{theirs.public_id}", {"content": "mine now"}, format="json").status_code == 404
+    # The integer key (of one's own fact too) is not an id: a 400 naming the field.
+    r = api.post(f"{BASE}/facts/{mine}/supersede", {"superseded_by": theirs.pk}, format="json")
+    assert r.status_code == 400 and r.json()["error"]["field"] == "superseded_by"
+    assert Fact.objects.get(public_id=mine).superseded_by_id is None
     assert Fact.objects.get(pk=theirs.pk).content == "someone else"
 
 
@@ -206,7 +213,7 @@ def test_a_bad_item_inside_a_list_field_is_a_400_naming_its_path(owned):
 def test_fact_and_hit_carry_the_batch_fields(owned):
     api, learner = owned
     [fact_id] = _add(api, learner, ("insight", "The learner revises irregular verbs with a friend."))
-    Fact.objects.filter(pk=fact_id).update(external_id="ext-1", metadata={"session": 3})
+    Fact.objects.filter(public_id=fact_id).update(external_id="ext-1", metadata={"session": 3})
     fact = api.get(f"{BASE}/facts/{fact_id}").json()
     assert (fact["external_id"], fact["metadata"], fact["occurred_at"]) == ("ext-1", {"session": 3}, None)
     hit = _search(api, learner, "irregular verbs")[0]
@@ -219,8 +226,9 @@ def test_the_coachs_own_search_leaves_superseded_facts_out(owned):
     from memory import revisions, selectors
 
     api, learner = owned
-    old, new = _add(api, learner, ("preference", "The learner studies Spanish on Monday mornings."),
-                    ("preference", "The learner now studies Spanish on Thursday evenings."))
+    old, new = (Fact.objects.get(public_id=i).pk for i in _add(
+        api, learner, ("preference", "The learner studies Spanish on Monday mornings."),
+        ("preference", "The learner now studies Spanish on Thursday evenings.")))
     revisions.fact_supersede(fact_id=old, by_fact_id=new, service="tests")
     found = [h["fact_id"] for h in selectors.search_memory(learner_id=learner.pk, query="when does the learner "
                                                                                         "study Spanish")]
@@ -233,9 +241,9 @@ def test_the_coachs_own_search_leaves_superseded_facts_out(owned):
 def test_search_with_touch_false_marks_nothing_accessed(owned):
     api, learner = owned
     [fact_id] = _add(api, learner, ("preference", "The learner likes flashcards on the bus."))
-    before = Fact.objects.values_list("access_count", "last_accessed_at").get(pk=fact_id)
+    before = Fact.objects.values_list("access_count", "last_accessed_at").get(public_id=fact_id)
     hits = _search(api, learner, "flashcards on the bus", touch="false")
     assert hits and hits[0]["fact_id"] == fact_id
-    assert Fact.objects.values_list("access_count", "last_accessed_at").get(pk=fact_id) == before
+    assert Fact.objects.values_list("access_count", "last_accessed_at").get(public_id=fact_id) == before
     _search(api, learner, "flashcards on the bus")
-    assert Fact.objects.get(pk=fact_id).access_count == before[0] + 1, "a plain search does count"
+    assert Fact.objects.get(public_id=fact_id).access_count == before[0] + 1, "a plain search does count"

@@ -32,6 +32,7 @@ def test_batch_reports_each_item_and_extras_come_back_on_search(api_learner):
     assert r.status_code == 201, r.content
     body = r.json()
     first = body["items"][0]["fact_id"]
+    assert first == str(Fact.objects.get(external_id="t-1").public_id)  # the public id, never the key
     assert [(i["index"], i["outcome"]) for i in body["items"]] == [(0, "created"), (1, "created"), (2, "duplicate")]
     assert body["items"][2]["fact_id"] == first and body["items"][2]["external_id"] == "t-3"
     assert (body["created"], body["duplicates"], body["strengthened"], body["surprises"]) == (2, 1, 0, 0)

@@ -34,7 +34,10 @@ async def _drive(params, learner: str):
             refused = None
         except Exception as exc:  # the SDK raises the protocol error
             refused = str(exc)
-        return names, ingest, query, other, (listed, facts, context, refused)
+        # Facts are named by their public id: an integer key finds nothing, the UUID is forgotten.
+        by_key = await client.call_tool("memory_forget", {"fact_id": "1"})
+        forgot = await client.call_tool("memory_forget", {"fact_id": _text(ingest)["created"][0]})
+        return names, ingest, query, other, (listed, facts, context, refused), (by_key, forgot)
 
 
 def _text(result) -> dict:
@@ -58,12 +61,14 @@ def test_stdio_client_ingests_then_queries_with_source(requires_postgres, make_l
            "PYTHONPATH": str(ROOT)}
     params = StdioServerParameters(command=sys.executable, args=["manage.py", "mcp_memory", "--learner",
                                                                  str(learner.research_id)], env=env, cwd=str(ROOT))
-    names, ingest, query, other, resources = anyio.run(_drive, params, str(learner.research_id))
+    names, ingest, query, other, resources, forget = anyio.run(_drive, params, str(learner.research_id))
     assert {"memory_query", "memory_ingest", "memory_forget"} <= names
     assert len(_text(ingest)["created"]) == 1
     hits = _text(query)["results"]
     assert hits[0]["content"] == "I always review Anki flashcards on the bus."
-    assert stale.pk not in {h["fact_id"] for h in hits} and hits[0]["learner"] == str(learner.research_id)
+    assert str(stale.public_id) not in {h["fact_id"] for h in hits} and hits[0]["learner"] == str(learner.research_id)
+    assert hits[0]["fact_id"] == _text(ingest)["created"][0]  # the fact's public id (a UUID), as in REST
+    uuid.UUID(hits[0]["fact_id"])
     assert hits[0]["source"]["agent"] == "mcp" and hits[0]["fact_id"] and hits[0]["created_at"]
     # An MCP tool error; its text (after the SDK's "Error executing tool …: ") is the API error shape.
     error_text = other.content[0].text
@@ -71,8 +76,13 @@ def test_stdio_client_ingests_then_queries_with_source(requires_postgres, make_l
     listed, facts, context, refused = resources
     assert listed == {f"memory://learners/{learner.research_id}/facts",
                       f"memory://learners/{learner.research_id}/context"}
-    assert json.loads(facts.contents[0].text)["facts"][0]["content"] == "I always review Anki flashcards on the bus."
+    listed_fact = json.loads(facts.contents[0].text)["facts"][0]
+    assert listed_fact["content"] == "I always review Anki flashcards on the bus."
+    assert listed_fact["id"] == hits[0]["fact_id"]
     assert "Anki flashcards" in context.contents[0].text and "data, not instructions" in context.contents[0].text
     assert refused and "forbidden" in refused, refused
+    by_key, forgot = forget
+    assert by_key.is_error and '"not_found"' in by_key.content[0].text
+    assert not forgot.is_error and not Fact.objects.filter(public_id=hits[0]["fact_id"]).exists()
     ModelCall = apps.get_model("telemetry", "ModelCall")
     assert ModelCall.objects.filter(service="memory.mcp", learner_id=learner.pk).count() >= 2  # ingest + query

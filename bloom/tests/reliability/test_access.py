@@ -44,7 +44,7 @@ def test_rotation_issues_a_new_token_and_revokes_the_old_immediately(tenants):
     assert fresh.get("/api/v1/learners").status_code == 200
     listing = fresh.get("/api/v1/tokens").json()["results"]
     by_id = {t["id"]: t for t in listing}
-    assert by_id[a.token.pk]["revoked"] is True
+    assert by_id[str(a.token.public_id)]["revoked"] is True
     assert all("token" not in t and "key_hash" not in t for t in listing), "a listing never shows a secret"
 
 
@@ -58,9 +58,12 @@ def test_revocation_of_own_token_and_not_of_another_clients(tenants):
     assert a.api.delete(f"/api/v1/tokens/{created.json()['id']}").status_code == 204
     assert second.get("/api/v1/learners").status_code == 401
     # Another client's token: not found, and it keeps working.
-    response = a.api.delete(f"/api/v1/tokens/{b.token.pk}")
+    response = a.api.delete(f"/api/v1/tokens/{b.token.public_id}")
     assert response.status_code == 404
     assert error_of(response)["code"] == "not_found"
+    # Its integer key is no route at all (the same 404).
+    response = a.api.delete(f"/api/v1/tokens/{b.token.pk}")
+    assert response.status_code == 404 and error_of(response)["code"] == "not_found"
     assert b.api.get("/api/v1/learners").status_code == 200
 
 
@@ -180,9 +183,9 @@ def test_staff_only_endpoints_answer_staff(tenants, staff):
 def _fillers(b, extra) -> dict[str, str]:
     return {
         "research_id": str(b.learner.research_id), "learner_id": str(b.learner.pk),
-        "conversation_id": str(b.conversation.pk), "fact_id": str(b.fact.pk), "token_id": str(b.token.pk),
-        "trace_id": b.turn.trace_id, "pk": str(extra["study"]), "run_id": str(extra["run"]),
-        "session_id": str(b.session.pk),
+        "conversation_id": str(b.conversation.public_id), "fact_id": str(b.fact.public_id),
+        "token_id": str(b.token.public_id), "trace_id": b.turn.trace_id, "pk": str(extra["study"]),
+        "run_id": str(extra["run"]), "session_id": str(b.session.public_id),
     }
 
 
@@ -227,9 +230,43 @@ def _fill(route: str, values: dict[str, str]) -> str:
 def test_the_matrix_sees_every_api_url():
     routes = [r for r, _, _ in api_v1_patterns()]
     assert len(routes) >= 15, routes
-    for expected in ("conversations/<int:conversation_id>/messages", "memory/facts/<int:fact_id>",
-                     "tokens/<int:token_id>", "sessions/<int:session_id>", "memory/learners/<uuid:research_id>/facts"):
+    for expected in ("conversations/<uuid:conversation_id>/messages", "memory/facts/<uuid:fact_id>",
+                     "tokens/<uuid:token_id>", "sessions/<uuid:session_id>",
+                     "memory/learners/<uuid:research_id>/facts"):
         assert any(r.endswith(expected) for r in routes), expected
+
+
+# Client-facing ids: a UUID in every URL; the integer key is never a route.
+PUBLIC_ID_PARAMS = {"conversation_id": "conversation", "session_id": "session", "fact_id": "fact",
+                    "token_id": "token"}
+
+
+def test_client_urls_take_public_uuids_only():
+    for route, _, params in api_v1_patterns():
+        for param in set(params) & {*PUBLIC_ID_PARAMS, "research_id"}:
+            assert f"<uuid:{param}>" in route, route
+
+
+def test_integer_and_malformed_ids_are_a_404_in_the_error_shape(tenants):
+    """With the caller's OWN objects: their integer keys, or a malformed id, find nothing."""
+    a, _ = tenants
+    checked = 0
+    for route, callback, params in api_v1_patterns():
+        wanted = set(params) & set(PUBLIC_ID_PARAMS)
+        if not wanted:
+            continue
+        for bad in ("pk", "not-a-uuid"):
+            values = {"research_id": str(a.learner.research_id),
+                      **{p: str(getattr(a, PUBLIC_ID_PARAMS[p]).pk) if bad == "pk" else bad for p in wanted}}
+            url = _fill(route, values)
+            for method in _methods(callback):
+                response = getattr(a.api, method)(url, WRITE_BODY if method in ("post", "patch") else None,
+                                                  format="json")
+                assert response.status_code == 404, (method, url, response.status_code)
+                error = error_of(response)
+                assert error["code"] == "not_found" and "UUID" in error["message"], (url, error)
+                checked += 1
+    assert checked >= 20
 
 
 def test_isolation_matrix_every_endpoint_with_another_clients_ids(tenants):

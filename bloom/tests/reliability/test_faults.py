@@ -103,7 +103,7 @@ def test_fault_suite_ends_in_reconciliation(chat_model_present, log_dir):
     started: list[procs.Proc] = []
     http = httpx.Client(base_url=f"http://127.0.0.1:{web_port}", timeout=LLM_TIMEOUT + 60,
                         headers={"Authorization": f"Bearer {raw}"})
-    url = f"/api/v1/conversations/{conversation.pk}/messages"
+    url = f"/api/v1/conversations/{conversation.public_id}/messages"
     outcomes: dict[str, int] = {}
 
     def say(text: str, key: str | None = None) -> httpx.Response:

@@ -81,7 +81,7 @@ def test_an_unexpected_exception_is_a_500_in_the_error_shape_without_internals(t
 
 def test_message_over_the_character_limit_is_a_400_naming_the_limit(tenants, settings):
     a, _ = tenants
-    url = f"/api/v1/conversations/{a.conversation.pk}/messages"
+    url = f"/api/v1/conversations/{a.conversation.public_id}/messages"
     limit = settings.BLOOM_MAX_MESSAGE_CHARS
     for content in ("", "   ", "x" * (limit + 1), "x" * 20_000):
         response = a.api.post(url, {"content": content}, format="json")

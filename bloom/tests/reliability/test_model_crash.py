@@ -114,7 +114,7 @@ def test_model_segfault_mid_turn_is_a_503_the_rest_keeps_running(stack):
     conversation = services.conversation_start(learner=learner)
     http = httpx.Client(base_url=f"http://127.0.0.1:{stack['web_port']}", timeout=TURN_TIMEOUT,
                         headers={"Authorization": f"Bearer {raw}"})
-    url = f"/api/v1/conversations/{conversation.pk}/messages"
+    url = f"/api/v1/conversations/{conversation.public_id}/messages"
     config = stack["config"]
     before = _pids(config)
     key = uuid.uuid4().hex

@@ -47,7 +47,7 @@ def test_model_down_slow_and_back(tenants, ollama_settings):
     from telemetry.models import ModelCall
 
     a, _ = tenants
-    url = f"/api/v1/conversations/{a.conversation.pk}/messages"
+    url = f"/api/v1/conversations/{a.conversation.public_id}/messages"
 
     def say(text, key):
         return a.api.post(url, {"content": text}, format="json", HTTP_IDEMPOTENCY_KEY=key)

@@ -7,7 +7,8 @@ Tools: `memory_query` (raw passages with sources; no chat model), `memory_ingest
 Resources: `memory://learners/{learner}/context` (the block the coach reads) and
 `memory://learners/{learner}/facts` (live facts, JSON); a learner-scoped server also lists its
 learner's two resources. A refused call (bad input, another learner, unknown fact) is an MCP
-tool error (`isError: true`) whose text is the API's error shape, so a client sees the failure.
+tool error (`isError: true`) whose text is the API's error shape, so a client sees the failure. Facts are
+named by their public id (a UUID), as in the REST API.
 
 Every tool call runs under call_context(service="memory.mcp"), so the embedding calls it makes are
 telemetry rows attributed to the learner. Logs go to stderr: stdout is the protocol channel."""
@@ -25,7 +26,7 @@ from django.core.management.base import BaseCommand, CommandError
 from core.identity.models import ApiClient, Learner
 from core.llm import call_context
 from memory import rules, selectors
-from memory.api import queries
+from memory.api import ids, queries
 from memory.ingest import ingest_facts, ingest_text
 from memory.services.forget import fact_delete, learner_forget
 
@@ -65,7 +66,7 @@ def _error_text(exc: rules.MemoryInputError) -> str:
 
 def _facts_json(learner_id: int) -> str:
     rows = selectors.fact_list(learner_id=learner_id).filter(superseded_by__isnull=True)[:FACTS_RESOURCE_LIMIT]
-    return json.dumps({"facts": [{"id": f.pk, "fact_type": f.fact_type, "content": f.content,
+    return json.dumps({"facts": [{"id": str(f.public_id), "fact_type": f.fact_type, "content": f.content,
                                   "confidence": f.confidence, "created_at": f.created_at.isoformat(),
                                   "tier": f.tier, "surprise": f.surprise} for f in rows]})
 
@@ -117,16 +118,17 @@ def build_server(scope: Scope):
                                          service="memory.mcp")
                 else:
                     raise rules.MemoryInputError("give text or facts", field="text")
-            return json.dumps(result.as_dict())
+            return json.dumps(ids.ingest_out(result.as_dict()), default=str)
         return run(work)
 
-    @server.tool(description="Forget: delete one fact (fact_id) or, with all=true, everything about the learner.")
-    def memory_forget(fact_id: int | None = None, all: bool = False, learner: str | None = None) -> str:
+    @server.tool(description="Forget: delete one fact (fact_id, the fact's id as memory_query and the facts "
+                             "resource give it) or, with all=true, everything about the learner.")
+    def memory_forget(fact_id: str | None = None, all: bool = False, learner: str | None = None) -> str:
         def work():
             lid = scope.resolve(learner)
             if all:
                 return json.dumps({"deleted": learner_forget(learner_id=lid)})
-            fact = selectors.fact_get(fact_id=fact_id) if fact_id is not None else None
+            fact = ids.fact_get(public_id=fact_id) if fact_id else None
             if fact is None or fact.learner_id != lid:
                 raise rules.MemoryInputError("fact not found", code="not_found", field="fact_id")
             return json.dumps({"deleted": fact_delete(fact_id=fact.pk)})
