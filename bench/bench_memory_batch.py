@@ -82,6 +82,8 @@ def run(quick: bool) -> list[dict]:
         print("\n".join(f"{r['metric']}: {r['value']:.1f} {r['unit']} ({r['note']})" for r in rows), file=sys.stderr)
     finally:
         from bench.bench_memory import _cleanup
+        from memory.services.access import facts_access_flush
 
+        facts_access_flush()  # the searches' access marks, before their facts are deleted
         _cleanup(owner)
     return rows
