@@ -13,8 +13,8 @@ def run(quick: bool) -> list[dict]:
     from django.core.management import call_command
 
     from evaluation.models import EvalSet
-    from evaluation.runs import run_config, run_create, run_execute
-    from evaluation.sets import eval_set_load_file, rubric_load_file
+    from evaluation.services.runs import run_config, run_create, run_execute
+    from evaluation.services.sets import eval_set_load_file, rubric_load_file
 
     call_command("migrate", verbosity=0)
     rubric = rubric_load_file()

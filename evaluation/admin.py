@@ -11,12 +11,11 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from evaluation.calibration import CALIBRATION_KIND
 from evaluation.charts import bar_chart
 from evaluation.models import Comparison, EvalRun, EvalSet, JudgeScore, ReplyResult, Rubric, Transcript
 from evaluation.review.redaction import TextGuardedAdminMixin
-from evaluation.selectors import run_report
-from evaluation.sets import transcript_freeze_from_conversation
+from evaluation.selectors import CALIBRATION_KIND, run_report
+from evaluation.services.sets import transcript_freeze_from_conversation
 
 
 class TranscriptInline(admin.TabularInline):

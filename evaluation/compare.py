@@ -1,6 +1,6 @@
 """Pure arithmetic over run results: check rates, dimension means and spreads, deltas between two
 runs, the regression verdict (from thresholds, in code) and judge reliability. No database here:
-`evaluation.summaries` gathers rows into the plain structures these functions take."""
+`evaluation.services.summaries` gathers rows into the plain structures these functions take."""
 
 from __future__ import annotations
 

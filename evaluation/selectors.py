@@ -6,9 +6,11 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from evaluation.calibration import CALIBRATION_KIND
 from evaluation.checks import CHECK_LABELS, CHECK_NAMES
 from evaluation.models import Comparison, EvalRun, JudgeScore, Rubric
+
+# `config["kind"]` of a stored judge calibration run: what tells it apart from replay runs.
+CALIBRATION_KIND = "judge calibration"
 
 
 def run_get(*, run_id: int) -> EvalRun:
@@ -71,7 +73,7 @@ def run_report(*, run: EvalRun) -> dict[str, Any]:
 
 def judge_calibration_for(*, judge_model: str, rubric: Rubric | None) -> dict[str, dict[str, Any]] | None:
     """The per-dimension agreement of the newest complete calibration of this judge on this rubric
-    (`evaluation.calibration.judge_calibrate`), or None when it was never calibrated."""
+    (`evaluation.services.calibration.judge_calibrate`), or None when it was never calibrated."""
     run = (EvalRun.objects.filter(config__kind=CALIBRATION_KIND, config__judge_model=judge_model,
                                   config__complete=True, rubric=rubric, status=EvalRun.Status.DONE)
            .order_by("-created_at", "-pk").first())

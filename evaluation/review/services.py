@@ -55,7 +55,7 @@ def defect_tags_send_to_eval_set(*, tag_ids: list[int], eval_set_id: int | None 
     conversation, tagged with the defect categories), so a fix can be checked against exactly the
     turns that showed the defect. Without an explicit set, a "defect-review" set is used/created."""
     from evaluation.models import EvalSet
-    from evaluation.sets import transcript_freeze_from_conversation
+    from evaluation.services.sets import transcript_freeze_from_conversation
 
     if eval_set_id is None:
         eval_set = EvalSet.objects.filter(name=DEFECT_EVAL_SET_NAME).order_by("-version").first()

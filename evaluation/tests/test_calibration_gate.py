@@ -9,11 +9,11 @@ import pytest
 from django.core.management import call_command
 
 from core.llm.providers.fake import Scripted
-from evaluation.calibration import JUDGE_CALIBRATION_FILE, judge_calibrate
 from evaluation.models import EvalRun, EvalSet
-from evaluation.runs import run_config, run_create, run_execute
 from evaluation.selectors import judge_calibration_for
-from evaluation.sets import rubric_load_file
+from evaluation.services.calibration import JUDGE_CALIBRATION_FILE, judge_calibrate
+from evaluation.services.runs import run_config, run_create, run_execute
+from evaluation.services.sets import rubric_load_file
 
 pytestmark = pytest.mark.django_db
 

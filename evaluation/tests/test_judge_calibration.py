@@ -6,9 +6,9 @@ import json
 import pytest
 
 from core.llm.providers.fake import Scripted
-from evaluation.calibration import JUDGE_CALIBRATION_FILE, judge_calibrate
 from evaluation.compare import Thresholds
-from evaluation.sets import rubric_load_file
+from evaluation.services.calibration import JUDGE_CALIBRATION_FILE, judge_calibrate
+from evaluation.services.sets import rubric_load_file
 
 KEYS = ["naturalness", "continuity", "strategy", "premature_advice", "tone"]
 DATA = json.loads(JUDGE_CALIBRATION_FILE.read_text())

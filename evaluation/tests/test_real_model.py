@@ -5,7 +5,7 @@ model. Kept to a handful of calls; full-set runs belong to `manage.py evaluate` 
 import pytest
 
 from evaluation.models import EvalRun, EvalSet, JudgeScore
-from evaluation.runs import run_config, run_create, run_execute
+from evaluation.services.runs import run_config, run_create, run_execute
 
 pytestmark = pytest.mark.django_db
 

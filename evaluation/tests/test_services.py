@@ -8,11 +8,11 @@ import pytest
 from django.core.management import call_command
 
 from core.llm.providers.fake import Scripted
-from evaluation.comparisons import comparison_create
 from evaluation.models import Comparison, EvalRun, EvalSet, JudgeScore, ReplyResult, Rubric, Transcript
-from evaluation.pairwise import pairwise_execute
-from evaluation.runs import run_config, run_create, run_execute
-from evaluation.sets import eval_set_load_file, transcript_freeze_from_conversation
+from evaluation.services.comparisons import comparison_create
+from evaluation.services.pairwise import pairwise_execute
+from evaluation.services.runs import run_config, run_create, run_execute
+from evaluation.services.sets import eval_set_load_file, transcript_freeze_from_conversation
 
 pytestmark = pytest.mark.django_db
 
@@ -233,7 +233,7 @@ def test_admin_action_adds_conversations_to_the_newest_set(fake_model, rf, djang
 
 
 def test_recheck_recomputes_checks_from_stored_replies_without_model_calls(fake_model):
-    from evaluation.checking import run_recheck
+    from evaluation.services.checking import run_recheck
 
     run = execute(model="fake:coach", judge=False)
     reply = run.replies.order_by("pk").first()

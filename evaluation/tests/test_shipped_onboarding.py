@@ -10,7 +10,7 @@ import pytest
 
 from coaching import reply_checks
 from coaching.onboarding import OnboardingAnswers, advance
-from evaluation.sets import DEFAULT_SET_FILE
+from evaluation.services.sets import DEFAULT_SET_FILE
 
 SET = json.loads(DEFAULT_SET_FILE.read_text())
 GATED = [t for t in SET["transcripts"] if "final_goal" in t.get("expectations", {})]

@@ -11,13 +11,13 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from evaluation import compare
-from evaluation.checking import run_recheck
-from evaluation.comparisons import comparison_create
 from evaluation.models import EvalRun, EvalSet
-from evaluation.pairwise import pairwise_execute
-from evaluation.runs import RunHooks, run_config, run_create, run_execute
 from evaluation.selectors import judge_calibration_for_comparison, run_export
-from evaluation.sets import eval_set_load_file, rubric_load_file
+from evaluation.services.checking import run_recheck
+from evaluation.services.comparisons import comparison_create
+from evaluation.services.pairwise import pairwise_execute
+from evaluation.services.runs import RunHooks, run_config, run_create, run_execute
+from evaluation.services.sets import eval_set_load_file, rubric_load_file
 
 EXIT_REGRESSION = 2
 

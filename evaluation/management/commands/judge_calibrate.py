@@ -10,9 +10,9 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand
 
-from evaluation.calibration import JUDGE_CALIBRATION_FILE, judge_calibrate
 from evaluation.compare import Thresholds
-from evaluation.sets import rubric_load_file
+from evaluation.services.calibration import JUDGE_CALIBRATION_FILE, judge_calibrate
+from evaluation.services.sets import rubric_load_file
 
 
 class Command(BaseCommand):

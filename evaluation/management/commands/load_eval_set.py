@@ -6,7 +6,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand
 
-from evaluation.sets import DEFAULT_RUBRIC_FILE, DEFAULT_SET_FILE, eval_set_load_file, rubric_load_file
+from evaluation.services.sets import DEFAULT_RUBRIC_FILE, DEFAULT_SET_FILE, eval_set_load_file, rubric_load_file
 
 
 class Command(BaseCommand):

@@ -9,7 +9,7 @@ from django.db import transaction
 
 from evaluation import compare
 from evaluation.models import Comparison, EvalRun
-from evaluation.summaries import restricted_summary, run_summarize
+from evaluation.services.summaries import restricted_summary, run_summarize
 
 
 def _comparable(summary: dict[str, Any]) -> dict[str, Any]:

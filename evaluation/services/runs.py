@@ -19,11 +19,11 @@ from django.utils import timezone
 from coaching.prompts import PROMPT_VERSION
 from core.llm import register_observer, unregister_observer
 from evaluation import replay as replay_mod
-from evaluation.checking import check_reply
 from evaluation.checks import CheckConfig
-from evaluation.judging import judge_transcript
 from evaluation.models import EvalRun, EvalSet, ReplyResult, Rubric, Transcript
-from evaluation.summaries import run_summarize
+from evaluation.services.checking import check_reply
+from evaluation.services.judging import judge_transcript
+from evaluation.services.summaries import run_summarize
 
 logger = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from coaching.models import Conversation, LearnerProfile, Message
 from evaluation.models import EvalSet, Rubric, Transcript
 from memory.models import Fact
 
-DATA_DIR = Path(__file__).resolve().parent / "data"
+DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 DEFAULT_SET_FILE = DATA_DIR / "core_v1.json"
 DEFAULT_RUBRIC_FILE = DATA_DIR / "rubric_v1.json"
 

@@ -12,9 +12,9 @@ from django.utils import timezone
 
 from core.llm import call_context
 from evaluation import compare, judge
-from evaluation.judging import profile_line
 from evaluation.models import EvalRun, JudgeScore
-from evaluation.runs import DEFAULT_CONFIG, run_create
+from evaluation.services.judging import profile_line
+from evaluation.services.runs import DEFAULT_CONFIG, run_create
 
 Progress = Callable[[str], None]
 

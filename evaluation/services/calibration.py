@@ -18,12 +18,11 @@ from django.utils import timezone
 from core.llm import call_context
 from evaluation import compare, judge
 from evaluation.models import EvalRun, EvalSet, Rubric
-from evaluation.runs import default_model
-from evaluation.sets import DATA_DIR
+from evaluation.selectors import CALIBRATION_KIND
+from evaluation.services.runs import default_model
+from evaluation.services.sets import DATA_DIR
 
 JUDGE_CALIBRATION_FILE = DATA_DIR / "judge_calibration_v1.json"
-# `config["kind"]` of a stored calibration run: what tells it apart from replay runs.
-CALIBRATION_KIND = "judge calibration"
 
 
 def judge_calibrate(*, rubric: Rubric, judge_model: str | None = None, path: Path = JUDGE_CALIBRATION_FILE,

@@ -15,7 +15,7 @@ from coaching.prompts import SPECIALIST_PROMPTS, system_prompt
 from evaluation.checks import CheckConfig, CheckContext, run_checks
 from evaluation.models import EvalRun, ReplyResult, Transcript
 from evaluation.replay import TurnOutcome, engine_templates
-from evaluation.summaries import run_summarize
+from evaluation.services.summaries import run_summarize
 
 
 def _profile_updates(guard_events: list[Any]) -> tuple[tuple[str, Any], ...]:
