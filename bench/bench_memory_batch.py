@@ -45,6 +45,7 @@ def run(quick: bool) -> list[dict]:
                  for t in turns]
         rates = {}
         outcomes: Counter = Counter()
+        embed(["warm up"])  # loading the model is start-up, not ingest
         for arm in ("server embeds", "client embeds"):
             learner = Learner.objects.create(client=owner, display_name=f"batch-{arm}")
             url = f"/api/v1/memory/learners/{learner.research_id}/facts/batch"
