@@ -3,8 +3,11 @@ torch path within 1e-4, used by the provider only while it matches the installed
 
 from __future__ import annotations
 
+import io
+
 import numpy as np
 import pytest
+from django.core.management import call_command
 from django.test import override_settings
 
 from core.llm.providers import minilm, minilm_onnx
@@ -57,3 +60,11 @@ def test_a_graph_made_from_other_weights_is_not_used(exported, tmp_path):
         vectors, _ = minilm.MiniLMEmbeddings().embed("all-MiniLM-L6-v2", TEXTS[:1], timeout=10)  # torch
     minilm_onnx.reset()
     assert np.max(np.abs(np.asarray(vectors) - minilm._encode_direct(minilm.load(), TEXTS[:1]))) <= 1e-6
+
+
+def test_bloom_models_embeddings_verifies_what_is_there(exported):
+    out = io.StringIO()
+    with override_settings(BLOOM_MODEL_CACHE=str(exported.path.parent.parent)):
+        call_command("bloom_models", "--only", "embeddings", "--no-progress", stdout=out)
+    minilm_onnx.reset()
+    assert "embeddings: present" in out.getvalue() and "nothing to do" in out.getvalue()
