@@ -15,21 +15,35 @@ from __future__ import annotations
 
 import re
 
-from memory.models import Fact
+from django.db import connection
 
 _CANDIDATE = re.compile(r"\b([A-Z][a-z][A-Za-z-]*)(?:'s)?\b")
 MAX_NAMES = 4  # capitalised words of one query checked against the learner's speakers
 
 
+# Which of the candidate names start one of the learner's facts: one statement for all of them,
+# each EXISTS stopping at its first matching fact (found through the learner index). Runs on
+# PostgreSQL and SQLite alike (VALUES names its column column1 on both).
+_SPEAKERS_SQL = """
+SELECT v.column1 FROM (VALUES {rows}) AS v
+WHERE EXISTS (SELECT 1 FROM memory_fact f WHERE f.learner_id = %s AND f.content LIKE v.column1 || ':%%')
+"""
+
+
 def named_speakers(*, learner_id: int, query: str) -> list[str]:
-    """Names in the query that start one of the learner's facts as "<Name>:". One small query
-    per capitalised word (at most MAX_NAMES), each stopping at the first matching fact."""
+    """Names in the query (capitalised words, at most MAX_NAMES) that start one of the learner's
+    facts as "<Name>:", in query order. No query when the text has no capitalised word."""
     names: list[str] = []
     for name in _CANDIDATE.findall(query):
         if name not in names:
             names.append(name)
-    return [n for n in names[:MAX_NAMES]
-            if Fact.objects.filter(learner_id=learner_id, content__startswith=f"{n}:").exists()]
+    names = names[:MAX_NAMES]
+    if not names:
+        return []
+    with connection.cursor() as cur:
+        cur.execute(_SPEAKERS_SQL.format(rows=", ".join(["(%s)"] * len(names))), [*names, learner_id])
+        found = {row[0] for row in cur.fetchall()}
+    return [n for n in names if n in found]
 
 
 def embedding_text(query: str, speakers: list[str]) -> str:
