@@ -26,6 +26,7 @@ def pct(values: list[float], p: float) -> float:
 
 
 def run(quick: bool) -> list[dict]:
+    from django.conf import settings
     from rest_framework.test import APIClient
 
     from core.identity.models import ApiClient, Learner
@@ -85,6 +86,10 @@ def run(quick: bool) -> list[dict]:
         from bench.bench_memory import _cleanup
         from memory.services.access import facts_access_flush
 
-        facts_access_flush()  # the searches' access marks, before their facts are deleted
+        # The searches' access marks, before their facts are deleted: a flush the write-behind
+        # thread has already started would otherwise deadlock with the DELETE.
+        facts_access_flush()
+        time.sleep(settings.BLOOM_MEMORY_ACCESS_FLUSH_SECONDS + 0.5)
+        facts_access_flush()
         _cleanup(owner)
     return rows
