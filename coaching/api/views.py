@@ -311,7 +311,7 @@ class SessionCheckInView(APIView):
         data = CheckInIn(data=request.data)
         data.is_valid(raise_exception=True)
         checkin = services.checkin_log(learner=session.plan.learner, outcome=data.validated_data["outcome"],
-                                       session=session)
+                                       session=session, changed_by=services.StatusSource.API)
         return Response(CheckInCreatedOut(checkin).data, status=status.HTTP_201_CREATED)
 
 

@@ -13,7 +13,7 @@ import pytest
 from django.utils import timezone
 
 from coaching import services
-from coaching.models import CheckIn, PlannedSession, Turn
+from coaching.models import CheckIn, PlannedSession, SessionStatusChange, Turn
 from coaching.tests.conftest import make_client, onboarded_learner
 
 pytestmark = pytest.mark.django_db
@@ -86,6 +86,9 @@ def test_mark_skipped_and_bad_input(api):
                                         duration_minutes=30)
     skipped = http.post(f"/api/v1/sessions/{session.public_id}/checkins", {"outcome": "skipped"}, format="json")
     assert skipped.status_code == 201 and PlannedSession.objects.get(pk=session.pk).status == "skipped"
+    # the one audited writer names the API as the source of the change
+    assert list(SessionStatusChange.objects.filter(session=session).values_list("to_status", "source")) == [
+        ("skipped", "api")]
     base = f"/api/v1/learners/{learner.research_id}/sessions"
     cases = [
         (http.post(base, {"start": "2020-01-01T09:00:00Z", "duration_minutes": 30}, format="json"), "start"),

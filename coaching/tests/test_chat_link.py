@@ -11,10 +11,10 @@ from django.core import signing
 from django.test import Client
 from django.utils import timezone
 
-from core.llm.providers.fake import Scripted
 from coaching import services
 from coaching.models import CHAT_LINK_SALT, ChatLink, Message
 from coaching.tests.conftest import make_client, onboarded_learner
+from core.llm.providers.fake import Scripted
 
 pytestmark = pytest.mark.django_db
 

@@ -9,10 +9,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from core.llm import priority
 from coaching import selectors, services
 from coaching.models import Message, MessageStatus
 from coaching.tests.conftest import make_client, onboarded_learner
+from core.llm import priority
 
 pytestmark = pytest.mark.django_db
 
