@@ -115,7 +115,8 @@ def remove_sentences(text: str, pattern_findings: list[Finding], tools_done: set
 def find_voice(text: str, learner_text: str = "", previous_replies: Iterable[str] = (),
                messages: list[dict] | None = None) -> list[Finding]:
     """The shared deterministic checks (coaching/reply_checks.py, also run by evaluation): the reply
-    narrates the learner in the third person, parrots their message, refuses an ordinary coaching
+    narrates the learner in the third person, parrots their message, greets them when they did not
+    greet, refuses an ordinary coaching
     message, repeats a reply already sent twice in this conversation, speaks as the learner ("my
     life"), or copies the prompt's example exchange (found in `messages`) where nobody said it."""
     findings = []
@@ -132,6 +133,8 @@ def find_voice(text: str, learner_text: str = "", previous_replies: Iterable[str
         findings.append(Finding("third_person", hit))
     if learner_text and (hit := reply_checks.parrot(text, learner_text)):
         findings.append(Finding("parrot", hit))
+    if learner_text and (hit := reply_checks.unprompted_greeting(text, learner_text)):
+        findings.append(Finding("unprompted_greeting", hit))
     if hit := reply_checks.refusal(text):
         findings.append(Finding("refusal", hit))
     if hit := reply_checks.loop(text, previous_replies):

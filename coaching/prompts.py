@@ -96,6 +96,7 @@ _REGENERATE_HINTS = {
     "example_copy": "Mention only what I told you; nothing from any example.",
     "coach_as_learner": "You are my coach: do not speak as if you were me.",
     "repeat": "Do not ask or say again what you said in your last replies.",
+    "unprompted_greeting": "Do not greet me; react to what I just said.",
 }
 
 

@@ -105,6 +105,19 @@ def loop(reply: str, previous_replies: Iterable[str]) -> str | None:
     return f"same reply {count} times in the conversation" if count >= LOOP_REPEATS else None
 
 
+_SALUTATION = re.compile(
+    r"(?i)^\W*(?:hi|hello|hey|greetings|good (?:morning|afternoon|evening|night|day))\b[^.!?]*[.!?]?")
+
+
+def unprompted_greeting(reply: str, learner_text: str) -> str | None:
+    """A reply that opens with a salutation when the learner did not greet: the small model reads a
+    bare answer as a greeting ("evenings" → "Good evening!")."""
+    match = _SALUTATION.match(reply or "")
+    if not match or _SALUTATION.match(learner_text or ""):
+        return None
+    return f"greets the learner unprompted: {match.group(0).strip()[:60]!r}"
+
+
 # --- profile values -------------------------------------------------------------------------
 def goal_is_greeting(goal: str) -> str | None:
     """A stored goal that is a greeting, filler or pleasantry (the gate's post-launch defect)."""

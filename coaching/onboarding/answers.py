@@ -90,8 +90,13 @@ _GENERIC = frozenset({
     "myself", "me", "life", "just", "really", "generally", "general", "overall", "whatever", "bit", "lot", "lots",
     "new", "start", "finally", "properly", "guess", "maybe", "idk", "and", "or", "of", "with", "for", "it",
 })
-_LEAD_FILLER = re.compile(r"(?i)^\s*(?:(?:i guess|i think|well|so|um+|uh+|hmm+|idk|maybe|probably|honestly|ok(?:ay)?|"
-                          r"yeah|yes|like|basically|actually|i suppose)\b[\s,.!-]*)+")
+# Hedges in front of the answer are not part of the goal: "I'm not sure yet, maybe guitar" is the
+# goal "guitar" (stored whole, the hedge became the learner's goal in the profile and the summary).
+_LEAD_FILLER = re.compile(r"(?i)^\s*(?:(?:i guess|i think|well|so|um+|uh+|hmm+|idk|maybe|probably|perhaps|honestly|"
+                          r"ok(?:ay)?|yeah|yes|like|basically|actually|i suppose|dunno|no idea|"
+                          r"i(?:'m| am|m) not (?:really |quite |totally |entirely )?sure(?: yet| really)?|"
+                          r"not (?:really |quite )?sure(?: yet| really)?|i don'?t (?:really )?know(?: yet)?)"
+                          r"\b[\s,.!-]*)+")
 CORRECTION = re.compile(r"(?i)^\s*(?:(?:actually|wait|sorry|oops|correction|no|nope|hmm|scratch that|"
                          r"on second thought|let me change|change of plan)\b[\s,:!.-]*)+")
 

@@ -61,6 +61,11 @@ def test_voice_findings_for_replies_seen_from_the_small_model():
     same = "Let's keep going."
     assert [f.kind for f in guard.find_voice(same, "", [same, same])] == ["loop"]
     assert guard.find_voice("You missed two sessions — want to move them to Saturday?", learner) == []
+    # "evenings" read as a greeting by the small model; a greeting back to a greeting is fine
+    assert [f.kind for f in guard.find_voice("Good evening!", "evenings")] == ["unprompted_greeting"]
+    assert [f.kind for f in guard.find_voice("Hello! Evenings it is.", "in the evening")] == ["unprompted_greeting"]
+    assert guard.find_voice("Hi! Nice to meet you.", "hello there") == []
+    assert guard.find_voice("Evenings are a good time for it.", "evenings") == []
 
 
 # --- copying the prompt's example / speaking as the learner ----------------------------------

@@ -269,6 +269,14 @@ def test_greeting_first_conversation_completes_in_at_most_seven_turns():
     assert a.primary_goal == "learn Italian for a trip" and a.goal_category == "language"
 
 
+def test_a_hedge_in_front_of_the_goal_is_not_part_of_it():
+    assert extract_goal("I'm not sure yet, maybe guitar") == ("guitar", "")
+    assert extract_goal("not sure yet, perhaps pottery") == ("pottery", "")
+    assert extract_goal("I don't know, maybe learn Spanish") == ("learn Spanish", "")
+    assert extract_goal("not sure really")[0] is None
+    assert extract_goal("no idea")[0] is None
+
+
 def test_extract_goal_reports_why_not():
     assert extract_goal("hi")[0] is None
     assert extract_goal("hey") == (None, "greeting")
