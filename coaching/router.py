@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 
 from coaching import intent as intents
+from coaching.onboarding.answers import goal_correction
 
 ONBOARDING, PLANNER, CHECKIN, REFLECTION, COACH = "onboarding", "planner", "checkin", "reflection", "coach"
 SPECIALISTS = (ONBOARDING, PLANNER, CHECKIN, REFLECTION, COACH)
@@ -62,6 +63,9 @@ def route(state: RouteState, text: str) -> RouteDecision:
     if not state.onboarded:
         return RouteDecision(ONBOARDING, "onboarding_incomplete",
                              "profile not complete: the onboarding gate runs first")
+    if goal_correction(text):
+        # Code writes the new goal (coaching.turn.goal_change); the model is not asked to.
+        return RouteDecision(ONBOARDING, "goal_change", "learner changes their goal after onboarding")
     if intent.kind == intents.RESCHEDULE:
         return RouteDecision(PLANNER, "reschedule_request", f"learner asks to move sessions ({intent.cue!r})")
     if hit := _any(EXPLICIT_PLAN, norm):

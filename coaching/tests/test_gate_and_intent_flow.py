@@ -104,6 +104,28 @@ def test_actually_my_goal_is_corrects_mid_onboarding_and_undo_takes_back_an_answ
     assert reply.startswith("Undone: I took back your last answer.")
 
 
+def test_a_learner_who_changes_their_mind_after_onboarding_gets_the_new_goal_and_can_undo(chat, api):
+    """Seen trying it: after onboarding, "actually, my goal is to learn to play piano" got the old
+    profile read back and nothing changed. Code writes the new goal, says so, and undo restores it."""
+    client, http = api
+    learner = onboarded_learner(client, goal="guitar", category="music")
+    say = _sayer(http, learner.research_id)
+    reply = say("actually, my goal is to learn to play the piano")
+    profile = _profile(learner.research_id)
+    assert (profile.primary_goal, profile.goal_category, profile.onboarded) == (
+        "learn to play the piano", "music", True)
+    assert reply.startswith("Updated: your goal is “learn to play the piano” (music; it was “guitar”).")
+    turn = Turn.objects.order_by("-id").first()
+    assert (turn.specialist, turn.rule) == ("onboarding", "goal_change")
+    reply = say("undo")
+    profile = _profile(learner.research_id)
+    assert (profile.primary_goal, profile.goal_category, profile.onboarded) == ("guitar", "music", True)
+    assert reply.startswith("Undone: I took back your last answer.")
+    # a plain message about the goal is not a change of goal
+    say("my goal feels far away today")
+    assert _profile(learner.research_id).primary_goal == "guitar"
+
+
 def _past_session(learner, *, hours_ago, minutes=30):
     session = services.session_schedule(learner=learner, start=timezone.now() + timedelta(minutes=1),
                                         duration_minutes=minutes, topic="swim")

@@ -21,6 +21,9 @@ ON = RouteState(onboarded=True)
     (ON, "I feel stuck and frustrated", "reflection", "reflection_cue"),
     (ON, "let's reflect on this week", "reflection", "explicit_reflect"),
     (ON, "what's a good warm-up?", "coach", "default"),
+    (ON, "actually, my goal is to learn the piano", "onboarding", "goal_change"),
+    (ON, "change my goal to running a 10k", "onboarding", "goal_change"),
+    (ON, "my goal feels far away today", "coach", "default"),
 ])
 def test_rules_table(state, text, specialist, rule):
     decision = route(state, text)
