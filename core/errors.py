@@ -62,7 +62,7 @@ def error_response(code: str, message: str, *, field: str | None = None, status_
 
 def _validation_errors(detail: Any, prefix: str | None = None) -> list[dict[str, Any]]:
     """Every error in a DRF validation detail, flattened to `{code, message, field}` in input order
-    (`field` is dotted for nested input, e.g. `items.content`)."""
+    (`field` is dotted for nested input: `facts.0.embedding.3`, the first fact's fourth number)."""
     if isinstance(detail, dict):
         out: list[dict[str, Any]] = []
         for key, value in detail.items():
@@ -71,8 +71,10 @@ def _validation_errors(detail: Any, prefix: str | None = None) -> list[dict[str,
         return out
     if isinstance(detail, list):
         out = []
-        for item in detail:
-            out += _validation_errors(item, prefix)
+        for index, item in enumerate(detail):
+            # a list of objects reports one entry per item (empty for the valid ones): name the item
+            nested = isinstance(item, dict | list)
+            out += _validation_errors(item, f"{prefix}.{index}" if nested and prefix else prefix)
         return out
     return [{"code": getattr(detail, "code", "invalid") or "invalid", "message": str(detail), "field": prefix}]
 

@@ -79,14 +79,14 @@ class SurpriseReviewAdmin(ReadOnlyAdmin):
 
     def _resolve(self, request: HttpRequest, queryset, resolution: str) -> None:
         from memory.revisions import surprise_resolve
-        from memory.rules import MemoryInputError
+        from memory.rules import ApplicationError
 
         done, failed = 0, []
         for fact_id in queryset.values_list("pk", flat=True):
             try:
                 surprise_resolve(fact_id=fact_id, resolution=resolution, service="memory.admin")
                 done += 1
-            except MemoryInputError as exc:
+            except ApplicationError as exc:
                 failed.append(f"#{fact_id}: {exc}")
         self.message_user(request, f"{done} surprise(s) resolved: {resolution.replace('_', ' ')}.")
         if failed:

@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from core.outbox.models import OutboxMessage
 from memory.ingest import ingest_facts
-from memory.services import IngestResult
+from memory.services.ingest import IngestResult
 
 logger = logging.getLogger(__name__)
 

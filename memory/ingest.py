@@ -12,6 +12,7 @@ from django.conf import settings
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from core.errors import ApplicationError
 from core.llm import call_context, embed
 from memory import rules
 from memory.services.ingest import IngestExtra, IngestResult, facts_ingest
@@ -23,7 +24,7 @@ METADATA_MAX_BYTES = 4096  # metadata is a label set for filtering and reconcili
 def ingest_facts(*, learner_id: int, items: list[dict[str, Any]], source_agent: str, service: str) -> IngestResult:
     """Each item: fact_type, content, confidence (optional), embedding (optional, 384 finite numbers),
     occurred_at (optional, ISO 8601 or datetime), external_id (optional), metadata (optional object).
-    Any invalid item rejects the whole request (MemoryInputError naming the item) before anything
+    Any invalid item rejects the whole request (ApplicationError naming the item) before anything
     is written. Embeddings of the items without one are computed in one batched call."""
     facts, extras, given = [], [], []
     for n, item in enumerate(items):
@@ -32,11 +33,11 @@ def ingest_facts(*, learner_id: int, items: list[dict[str, Any]], source_agent: 
             extras.append(_extra(item))
             given.append(rules.validate_embedding(item["embedding"], dim=settings.EMBEDDING_DIM)
                          if item.get("embedding") is not None else None)
-        except rules.MemoryInputError as exc:
+        except ApplicationError as exc:
             if len(items) == 1:
                 raise
-            raise rules.MemoryInputError(f"item {n}: {exc}", code=exc.code,
-                                         field=f"items[{n}].{exc.field}" if exc.field else f"items[{n}]") from None
+            raise ApplicationError(f"item {n}: {exc}", code=exc.code,
+                                   field=f"items[{n}].{exc.field}" if exc.field else f"items[{n}]") from None
     missing = [i for i, v in enumerate(given) if v is None]
     if missing:
         with call_context(service=service, learner_id=learner_id):
@@ -52,25 +53,25 @@ def _extra(item: dict[str, Any]) -> IngestExtra:
     if occurred is not None and not isinstance(occurred, datetime):
         parsed = parse_datetime(occurred) if isinstance(occurred, str) else None
         if parsed is None:
-            raise rules.MemoryInputError("occurred_at must be an ISO 8601 date-time", code="invalid_occurred_at",
-                                         field="occurred_at")
+            raise ApplicationError("occurred_at must be an ISO 8601 date-time", code="invalid_occurred_at",
+                                   field="occurred_at")
         occurred = parsed
     if occurred is not None and timezone.is_naive(occurred):
         occurred = timezone.make_aware(occurred, timezone.utc)
     external_id = item.get("external_id") or ""
     if not isinstance(external_id, str) or len(external_id) > EXTERNAL_ID_MAX_CHARS:
-        raise rules.MemoryInputError(f"external_id must be a string of at most {EXTERNAL_ID_MAX_CHARS} characters",
-                                     code="invalid_external_id", field="external_id")
+        raise ApplicationError(f"external_id must be a string of at most {EXTERNAL_ID_MAX_CHARS} characters",
+                               code="invalid_external_id", field="external_id")
     metadata = item.get("metadata") or {}
     if not isinstance(metadata, dict):
-        raise rules.MemoryInputError("metadata must be an object", code="invalid_metadata", field="metadata")
+        raise ApplicationError("metadata must be an object", code="invalid_metadata", field="metadata")
     try:
         size = len(json.dumps(metadata, ensure_ascii=False).encode("utf-8"))
     except (TypeError, ValueError):
-        raise rules.MemoryInputError("metadata must be JSON", code="invalid_metadata", field="metadata") from None
+        raise ApplicationError("metadata must be JSON", code="invalid_metadata", field="metadata") from None
     if size > METADATA_MAX_BYTES:
-        raise rules.MemoryInputError(f"metadata is larger than {METADATA_MAX_BYTES} bytes", code="invalid_metadata",
-                                     field="metadata")
+        raise ApplicationError(f"metadata is larger than {METADATA_MAX_BYTES} bytes", code="invalid_metadata",
+                               field="metadata")
     return IngestExtra(occurred_at=occurred, external_id=external_id.strip(), metadata=metadata)
 
 
@@ -78,6 +79,6 @@ def ingest_text(*, learner_id: int, text: str, fact_type: str = "insight", sourc
                 service: str) -> IngestResult:
     chunks = rules.chunk_text(text)
     if not chunks:
-        raise rules.MemoryInputError("text is empty", code="invalid_content", field="text")
+        raise ApplicationError("text is empty", code="invalid_content", field="text")
     return ingest_facts(learner_id=learner_id, items=[{"fact_type": fact_type, "content": c} for c in chunks],
                         source_agent=source_agent, service=service)

@@ -14,6 +14,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from core.errors import ApplicationError
 from core.llm import call_context, embed
 from memory import rules
 from memory.models import Fact, FactHistory
@@ -35,7 +36,7 @@ def _history(fact: Fact, change: str, before: dict | None, service: str, **extra
 def _locked(fact_id: int) -> Fact:
     fact = Fact.objects.select_for_update().filter(pk=fact_id).first()
     if fact is None:
-        raise rules.MemoryInputError("fact not found", code="not_found", field="fact_id")
+        raise ApplicationError("fact not found", code="not_found", field="fact_id", status=404)
     return fact
 
 
@@ -47,8 +48,8 @@ def fact_update(*, fact_id: int, content: str | None = None, fact_type: str | No
     already has is a 409 (the exact-duplicate rule), and nothing changes."""
     fact = _locked(fact_id)
     if fact.superseded_by_id is not None:
-        raise rules.MemoryInputError("a superseded fact is kept as it was; edit the fact that replaced it",
-                                     code="superseded", field="fact_id")
+        raise ApplicationError("a superseded fact is kept as it was; edit the fact that replaced it",
+                               code="superseded", field="fact_id", status=409)
     clean = rules.validate_fact({"fact_type": fact_type or fact.fact_type,
                                  "content": fact.content if content is None else content,
                                  "confidence": fact.confidence}, strict=True)
@@ -60,8 +61,8 @@ def fact_update(*, fact_id: int, content: str | None = None, fact_type: str | No
     if clean.content != fact.content:
         new_hash = rules.content_hash(clean.content)
         if Fact.objects.filter(learner_id=fact.learner_id, content_hash=new_hash).exclude(pk=fact.pk).exists():
-            raise rules.MemoryInputError("the learner already has a fact with this text", code="duplicate",
-                                         field="content")
+            raise ApplicationError("the learner already has a fact with this text", code="duplicate",
+                                   field="content", status=409)
         with call_context(service=service, learner_id=fact.learner_id):
             fact.embedding = embed([clean.content])[0]
         fact.content, fact.content_hash = clean.content, new_hash
@@ -70,8 +71,8 @@ def fact_update(*, fact_id: int, content: str | None = None, fact_type: str | No
         with transaction.atomic():
             fact.save(update_fields=fields)
     except IntegrityError:  # a concurrent writer stored the same text first
-        raise rules.MemoryInputError("the learner already has a fact with this text", code="duplicate",
-                                     field="content") from None
+        raise ApplicationError("the learner already has a fact with this text", code="duplicate",
+                               field="content", status=409) from None
     _history(fact, "updated", before, service, reembedded="content" in fields)
     return fact
 
@@ -82,13 +83,13 @@ def fact_supersede(*, fact_id: int, by_fact_id: int, service: str) -> Fact:
     to the same learner; a fact cannot replace itself, and chains stay acyclic (the replacement
     must itself be live)."""
     if fact_id == by_fact_id:
-        raise rules.MemoryInputError("a fact cannot supersede itself", field="superseded_by")
+        raise ApplicationError("a fact cannot supersede itself", field="superseded_by")
     old, new = _locked(fact_id), _locked(by_fact_id)
     if old.learner_id != new.learner_id:
-        raise rules.MemoryInputError("fact not found", code="not_found", field="superseded_by")
+        raise ApplicationError("fact not found", code="not_found", field="superseded_by", status=404)
     if new.superseded_by_id is not None:
-        raise rules.MemoryInputError("the replacement is itself superseded", code="superseded",
-                                     field="superseded_by")
+        raise ApplicationError("the replacement is itself superseded", code="superseded",
+                               field="superseded_by", status=409)
     if old.superseded_by_id == new.pk:
         return old
     before = _snapshot(old)
@@ -109,11 +110,11 @@ def surprise_resolve(*, fact_id: int, resolution: str, service: str) -> Fact:
 
     The surprise flag is cleared in each case, so the fact leaves the review queue."""
     if resolution not in RESOLUTIONS:
-        raise rules.MemoryInputError(f"resolution must be one of {', '.join(RESOLUTIONS)}", field="resolution")
+        raise ApplicationError(f"resolution must be one of {', '.join(RESOLUTIONS)}", field="resolution")
     new = _locked(fact_id)
     if not new.surprise:
-        raise rules.MemoryInputError("this fact is not in the surprise queue", code="not_surprise",
-                                     field="fact_id")
+        raise ApplicationError("this fact is not in the surprise queue", code="not_surprise",
+                               field="fact_id", status=409)
     before = _snapshot(new)
     old_id = new.conflicts_with_id
     new.surprise = False

@@ -13,19 +13,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from core.errors import ApplicationError
 from memory import conf
 
 FACT_TYPES = ("preference", "barrier", "progress", "insight")
 TIERS = ("hot", "warm", "cold")
 
-
-class MemoryInputError(ValueError):
-    """Bad input to a memory service (API: 400 with `code` and `field`)."""
-
-    def __init__(self, message: str, *, code: str = "invalid", field: str | None = None):
-        super().__init__(message)
-        self.code = code
-        self.field = field
 
 
 # --- text hygiene ---------------------------------------------------------------------------------
@@ -56,31 +49,31 @@ def clamp_confidence(value: Any, *, strict: bool) -> float:
     `strict` (API input) and `conf.DEFAULT_CONFIDENCE` otherwise (model output: we keep the fact)."""
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(float(value)):
         if strict and value is not None:
-            raise MemoryInputError("confidence must be a number between 0 and 1", code="invalid_confidence",
+            raise ApplicationError("confidence must be a number between 0 and 1", code="invalid_confidence",
                                    field="confidence")
         return conf.DEFAULT_CONFIDENCE
     return min(1.0, max(0.0, float(value)))
 
 
 def validate_fact(item: Any, *, strict: bool) -> CleanFact:
-    """One fact dict → CleanFact. `strict` (API): every violation raises MemoryInputError.
+    """One fact dict → CleanFact. `strict` (API): every violation raises ApplicationError.
     Lenient (model output): over-long text is cut at the limit on a word boundary; a wrong type or
     empty content still raises (the item is dropped by the caller)."""
     if not isinstance(item, dict):
-        raise MemoryInputError("a fact must be an object", code="invalid_fact")
+        raise ApplicationError("a fact must be an object", code="invalid_fact")
     fact_type = item.get("fact_type")
     if not isinstance(fact_type, str) or fact_type.strip().lower() not in FACT_TYPES:
-        raise MemoryInputError(f"fact_type must be one of {', '.join(FACT_TYPES)}", code="invalid_fact_type",
+        raise ApplicationError(f"fact_type must be one of {', '.join(FACT_TYPES)}", code="invalid_fact_type",
                                field="fact_type")
     content = item.get("content")
     if not isinstance(content, str):
-        raise MemoryInputError("content must be a string", code="invalid_content", field="content")
+        raise ApplicationError("content must be a string", code="invalid_content", field="content")
     content = clean_text(content)
     if not content:
-        raise MemoryInputError("content is empty", code="invalid_content", field="content")
+        raise ApplicationError("content is empty", code="invalid_content", field="content")
     if len(content) > conf.FACT_MAX_CHARS:
         if strict:
-            raise MemoryInputError(f"content is longer than {conf.FACT_MAX_CHARS} characters",
+            raise ApplicationError(f"content is longer than {conf.FACT_MAX_CHARS} characters",
                                    code="content_too_long", field="content")
         content = content[: conf.FACT_MAX_CHARS].rsplit(" ", 1)[0] or content[: conf.FACT_MAX_CHARS]
     return CleanFact(fact_type=fact_type.strip().lower(), content=content,
@@ -100,7 +93,7 @@ def validate_model_facts(parsed: Any, *, source: str | None = None) -> tuple[lis
     for item in items:
         try:
             fact = validate_fact(item, strict=False)
-        except MemoryInputError:
+        except ApplicationError:
             dropped += 1
             continue
         h = content_hash(fact.content)
@@ -160,24 +153,24 @@ def names_in(text: str) -> set[str]:
 
 def validate_embedding(vector: Any, *, dim: int) -> list[float]:
     if not isinstance(vector, list | tuple) or len(vector) != dim:
-        raise MemoryInputError(f"embedding must be a list of {dim} numbers", code="invalid_embedding",
+        raise ApplicationError(f"embedding must be a list of {dim} numbers", code="invalid_embedding",
                                field="embedding")
     out: list[float] = []
     for x in vector:
         if isinstance(x, bool) or not isinstance(x, int | float) or not math.isfinite(float(x)):
-            raise MemoryInputError("embedding contains a non-finite or non-numeric value (NaN/inf)",
+            raise ApplicationError("embedding contains a non-finite or non-numeric value (NaN/inf)",
                                    code="invalid_embedding", field="embedding")
         out.append(float(x))
     if not any(out):
-        raise MemoryInputError("embedding is all zeros", code="invalid_embedding", field="embedding")
+        raise ApplicationError("embedding is all zeros", code="invalid_embedding", field="embedding")
     return out
 
 
 def validate_query(query: Any) -> str:
     if not isinstance(query, str) or not query.strip():
-        raise MemoryInputError("query is required", code="invalid_query", field="q")
+        raise ApplicationError("query is required", code="invalid_query", field="q")
     if len(query) > conf.QUERY_MAX_CHARS:
-        raise MemoryInputError(f"query is longer than {conf.QUERY_MAX_CHARS} characters", code="query_too_long",
+        raise ApplicationError(f"query is longer than {conf.QUERY_MAX_CHARS} characters", code="query_too_long",
                                field="q")
     return clean_text(query)
 

@@ -114,7 +114,7 @@ def search_memory(*, learner_id: int, query: str, limit: int = 10, touch: bool =
     exact scan of that learner's rows (measured faster than a filtered HNSW at this size, and exact).
     A query naming a speaker of the learner's "<Name>: ..." facts searches that speaker's facts,
     its vector made without the name (memory/speakers.py).
-    With `touch`, returned facts count as accessed (written behind, see services.facts_mark_accessed_later);
+    With `touch`, returned facts count as accessed (written behind, see memory.services.access);
     `touch=False` is a read-only search."""
     return _search(learner_id=learner_id, query=query, limit=limit, touch=touch, query_embedding=query_embedding,
                    include_superseded=include_superseded)
@@ -151,7 +151,7 @@ def _search(*, learner_id: int | None, query: str, limit: int, touch: bool,
         results = _second_hop(learner_id=learner_id, query=query, results=results, limit=limit, qvec=qvec, now=now,
                               include_superseded=include_superseded, who=who)
     if touch and results:
-        from memory.services import facts_mark_accessed_later
+        from memory.services.access import facts_mark_accessed_later
 
         facts_mark_accessed_later(fact_ids=[r["fact_id"] for r in results], at=now)
     return results
@@ -299,9 +299,9 @@ def _scan_candidates(*, learner_id: int | None, query: str, qvec: list[float],
     rows = list(qs.values_list("id", "last_accessed_at", "content", "embedding"))
     if not rows:
         return []
-    from memory.services import _as_array
+    from memory.vectors import as_array
 
-    mat = np.vstack([_as_array(r[3]) for r in rows])
+    mat = np.vstack([as_array(r[3]) for r in rows])
     mat /= np.maximum(np.linalg.norm(mat, axis=1, keepdims=True), 1e-9)
     q = np.asarray(qvec, dtype=np.float32)
     q /= max(float(np.linalg.norm(q)), 1e-9)

@@ -48,4 +48,4 @@ def test_nested_validation_errors_name_the_dotted_field():
     data = Batch(data={"items": [{"content": "toolong"}, {"content": "ok"}]})
     assert not data.is_valid()
     response = api_exception_handler(serializers.ValidationError(data.errors), {})
-    assert [e["field"] for e in response.data["error"]["errors"]] == ["items.content"]
+    assert [e["field"] for e in response.data["error"]["errors"]] == ["items.0.content"]

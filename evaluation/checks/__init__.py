@@ -30,11 +30,13 @@ from evaluation.checks.voice import (
     check_profile_unsupported,
     check_refusal,
     check_third_person,
+    check_unprompted_greeting,
 )
 
 CHECK_NAMES = ("scaffold_leak", "over_length", "repetition", "sentence_repeat", "format_density", "emoji",
                "premature_advice", "unperformed_action", "goal_drift", "third_person", "parrot", "refusal", "loop",
-               "goal_is_greeting", "profile_unsupported", "example_copy", "coach_as_learner", "dangling_end")
+               "goal_is_greeting", "profile_unsupported", "example_copy", "coach_as_learner", "dangling_end",
+               "unprompted_greeting")
 # Human labels for reports; the names above are the stored keys.
 CHECK_LABELS = {
     "scaffold_leak": "Scaffold leak",
@@ -55,6 +57,7 @@ CHECK_LABELS = {
     "example_copy": "Copies the prompt's example",
     "coach_as_learner": "Speaks as the learner (\u201cmy life\u201d)",
     "dangling_end": "Ends on a list opener (\u201c:\u201d, \u201c1.\u201d)",
+    "unprompted_greeting": "Greets a learner who did not greet",
 }
 
 
@@ -83,6 +86,7 @@ class CheckSuite:
             "example_copy": check_example_copy(text, ctx),
             "coach_as_learner": check_coach_as_learner(text, ctx),
             "dangling_end": check_dangling_end(text, ctx),
+            "unprompted_greeting": check_unprompted_greeting(text, ctx),
         }
         return {name: result.as_dict() for name, result in results.items()}
 

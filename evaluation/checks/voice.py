@@ -1,6 +1,7 @@
 """Checks shared with the coaching guard (`coaching/reply_checks.py`), so evaluation counts exactly
 what the guard blocks: third person, parroting, refusals, loops, copies of the prompt's example,
-the coach speaking as the learner, a dangling list opener, and the profile values a turn saved."""
+the coach speaking as the learner, an unprompted greeting, a dangling list opener, and the profile
+values a turn saved."""
 
 from __future__ import annotations
 
@@ -45,6 +46,11 @@ def check_example_copy(text: str, ctx: CheckContext) -> CheckResult:
 def check_coach_as_learner(text: str, ctx: CheckContext) -> CheckResult:
     """The coach speaks as the learner: "Evening time is a crucial part of my life."."""
     return _shared(reply_checks.coach_as_learner(strip_templates(text, ctx)))
+
+
+def check_unprompted_greeting(text: str, ctx: CheckContext) -> CheckResult:
+    """The reply greets a learner who did not greet ("evenings" → "Good evening!")."""
+    return _shared(reply_checks.unprompted_greeting(text, ctx.learner_text))
 
 
 def check_dangling_end(text: str, ctx: CheckContext) -> CheckResult:

@@ -8,24 +8,21 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from coaching.models import Turn
+from core.errors import ApplicationError
 from evaluation.review.models import DefectCategory, DefectTag, DefectTagHistory, RootCauseLayer
 
 DEFECT_EVAL_SET_NAME = "defect-review"
-
-
-class DefectTagError(ValueError):
-    pass
 
 
 @transaction.atomic
 def defect_tag_create(*, turn_id: int, category: str, layer: str, note: str = "",
                       tagged_by: AbstractBaseUser | None = None) -> DefectTag:
     if category not in DefectCategory.values:
-        raise DefectTagError(f"unknown defect category {category!r}")
+        raise ApplicationError(f"unknown defect category {category!r}")
     if layer not in RootCauseLayer.values:
-        raise DefectTagError(f"unknown root-cause layer {layer!r}")
+        raise ApplicationError(f"unknown root-cause layer {layer!r}")
     if not Turn.objects.filter(pk=turn_id).exists():
-        raise DefectTagError(f"turn {turn_id} does not exist")
+        raise ApplicationError(f"turn {turn_id} does not exist")
     tag = DefectTag.objects.create(turn_id=turn_id, category=category, layer=layer, note=note.strip(),
                                    tagged_by=tagged_by)
     DefectTagHistory.objects.create(tag=tag, tag_pk=tag.pk, action="created", actor=tagged_by,

@@ -135,7 +135,7 @@ def test_run_checks_returns_every_check_as_plain_dicts():
     assert set(out) == {"scaffold_leak", "over_length", "repetition", "sentence_repeat", "format_density", "emoji",
                         "premature_advice", "unperformed_action", "goal_drift", "third_person", "parrot", "refusal",
                         "loop", "goal_is_greeting", "profile_unsupported", "example_copy", "coach_as_learner",
-                        "dangling_end"}
+                        "dangling_end", "unprompted_greeting"}
     assert all(set(v) == {"flag", "value", "detail"} for v in out.values())
     assert not any(v["flag"] for v in out.values())
 
@@ -309,3 +309,11 @@ def test_sentence_repeat_is_one_of_the_checks_every_reply_gets():
     checks = run_checks("Well done on the swim today. Well done on the swim today.", CheckContext())
     assert checks["sentence_repeat"]["flag"] is True
     assert run_checks(CLEAN, CheckContext())["sentence_repeat"]["flag"] is False
+
+
+def test_unprompted_greeting_is_scored_like_the_guard_blocks_it():
+    from evaluation.checks.voice import check_unprompted_greeting
+
+    assert check_unprompted_greeting("Good evening! Evenings it is.", CheckContext(learner_text="evenings")).flag
+    assert not check_unprompted_greeting("Hi! Welcome.", CheckContext(learner_text="hello")).flag
+    assert not check_unprompted_greeting("Evenings suit you.", CheckContext(learner_text="evenings")).flag

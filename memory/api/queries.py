@@ -59,7 +59,7 @@ def search(*, learner_id: int, query: str, limit: int, filters: dict[str, Any],
            touch: bool = True) -> list[dict[str, Any]]:
     """Ranked hits of `selectors.search_memory` that pass the filters, best first, at most `limit`.
     Only the hits returned count as accessed, and none with `touch=False` (a read-only search)."""
-    from memory.services import facts_mark_accessed_later
+    from memory.services.access import facts_mark_accessed_later
 
     narrowing = _narrowing(filters)
     include = bool(filters.get("include_superseded"))

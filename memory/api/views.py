@@ -2,7 +2,7 @@
 `POST /api/v1/learners` returns) and facts by theirs (`memory.api.ids`), never by a database
 key. Scoping: an API client sees only its own learners; staff users see all; another client's
 learner or fact is a 404 (ids are not disclosed). Errors use the project shape
-{"error": {"code", "message", "field"}}."""
+{"error": {"code", "message", "field", "errors"}} (core.errors)."""
 
 from __future__ import annotations
 
@@ -11,16 +11,15 @@ from uuid import UUID
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
-from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.errors import error_response
+from core.errors import ApplicationError, error_response
 from core.identity.models import ApiClient, Learner
 from core.schema import ErrorOut
-from memory import revisions, rules, selectors, services
+from memory import revisions, selectors
 from memory.api import ids, queries
 from memory.api.serializers import (
     ContextOutputSerializer,
@@ -38,28 +37,7 @@ from memory.api.serializers import (
     SupersedeSerializer,
 )
 from memory.ingest import ingest_facts, ingest_text
-
-# MemoryInputError codes that are not plain bad input.
-STATUS_FOR_CODE = {"not_found": 404, "forbidden": 403, "duplicate": 409, "superseded": 409, "not_surprise": 409}
-
-
-def _validation_error(exc: ValidationError) -> Response:
-    """The first error, with the dotted path of the field at fault: `facts.0.embedding.3` (the
-    first fact's fourth number). A list of objects reports one entry per item, empty for the
-    valid ones; list fields report their items under integer keys."""
-    detail, path = exc.detail, []
-    while isinstance(detail, dict | list) and detail:
-        if isinstance(detail, dict):
-            key = next(iter(detail))
-            if key not in ("non_field_errors", "detail"):
-                path.append(str(key))
-            detail = detail[key]
-        else:
-            index = next((i for i, item in enumerate(detail) if item), 0)
-            if isinstance(detail[index], dict):
-                path.append(str(index))
-            detail = detail[index]
-    return error_response("invalid", str(detail), field=".".join(path) or None)
+from memory.services.forget import fact_delete, learner_forget
 
 
 def _is_staff(request: Request) -> bool:
@@ -82,38 +60,24 @@ def learner_allowed(request: Request, learner_id: int) -> bool:
     return client_id is not None and qs.filter(client_id=client_id).exists()
 
 
-class NotFound(Exception):
-    pass
-
-
 class FactPagination(LimitOffsetPagination):
     default_limit = 50
     max_limit = 200
 
 
 class MemoryView(APIView):
-    def handle_exception(self, exc: Exception) -> Response:
-        if isinstance(exc, rules.MemoryInputError):
-            return error_response(exc.code, str(exc), field=exc.field,
-                                  status_code=STATUS_FOR_CODE.get(exc.code, 400))
-        if isinstance(exc, ValidationError):
-            return _validation_error(exc)
-        if isinstance(exc, NotFound):
-            return error_response("not_found", str(exc), status_code=404)
-        return super().handle_exception(exc)
-
     def learner(self, request: Request, research_id: UUID) -> Any:
         learner = queries.learner_for(research_id=research_id, client_id=_client_id(request),
                                       staff=_is_staff(request))
         if learner is None:
             # 404, not 403: another client's learner ids are not disclosed.
-            raise NotFound("learner not found")
+            raise ApplicationError("learner not found", code="not_found", status=404)
         return learner
 
     def fact(self, request: Request, fact_id: UUID) -> Any:
         fact = ids.fact_get(public_id=fact_id)
         if fact is None or not learner_allowed(request, fact.learner_id):
-            raise NotFound("fact not found")
+            raise ApplicationError("fact not found", code="not_found", status=404)
         return fact
 
 
@@ -202,7 +166,7 @@ class LearnerForgetView(MemoryView):
         """Facts, summaries, entities, relations; the learner's telemetry rows are anonymised.
         The learner and their conversations stay (`DELETE /api/v1/learners/{id}` erases those)."""
         learner = self.learner(request, research_id)
-        return Response({"deleted": services.learner_forget(learner_id=learner.pk)})
+        return Response({"deleted": learner_forget(learner_id=learner.pk)})
 
 
 class FactDetailView(MemoryView):
@@ -224,7 +188,7 @@ class FactDetailView(MemoryView):
     @extend_schema(summary="Delete a fact", request=None, responses={204: None})
     def delete(self, request: Request, fact_id: UUID) -> Response:
         fact = self.fact(request, fact_id)
-        services.fact_delete(fact_id=fact.pk)
+        fact_delete(fact_id=fact.pk)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -246,6 +210,6 @@ class FactSupersedeView(MemoryView):
         s.is_valid(raise_exception=True)
         by = ids.fact_get(public_id=s.validated_data["superseded_by"])
         if by is None or by.learner_id != fact.learner_id:
-            raise NotFound("replacement fact not found")
+            raise ApplicationError("replacement fact not found", code="not_found", status=404)
         revisions.fact_supersede(fact_id=fact.pk, by_fact_id=by.pk, service="memory.api")
         return Response(_fact_out(fact.pk, history=True))

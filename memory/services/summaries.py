@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 from django.db import transaction
 from django.utils import timezone
 
+from core.errors import ApplicationError
 from core.outbox.services import outbox_enqueue
 from memory import conf, rules
 from memory.models import Fact, FactHistory, Summary
@@ -30,7 +31,7 @@ def summary_create(*, learner_id: int, fact_ids: Sequence[int], text: str, model
     meanwhile (concurrent summarise: the later one backs off, nothing doubles)."""
     text = rules.clean_text(text)
     if not text:
-        raise rules.MemoryInputError("summary text is empty", code="empty_summary")
+        raise ApplicationError("summary text is empty", code="empty_summary")
     with transaction.atomic():
         facts = list(Fact.objects.select_for_update().filter(pk__in=list(fact_ids), summary__isnull=True)
                      .order_by("created_at"))

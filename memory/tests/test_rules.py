@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from core.errors import ApplicationError
 from core.llm import EntitySpan
 from memory import rules
 
@@ -35,13 +36,13 @@ def test_content_hash_ignores_case_space_and_final_punctuation():
 
 
 def test_strict_validation_rejects_bad_api_input():
-    with pytest.raises(rules.MemoryInputError) as e:
+    with pytest.raises(ApplicationError) as e:
         rules.validate_fact({"fact_type": "mood", "content": "x"}, strict=True)
     assert e.value.code == "invalid_fact_type"
-    with pytest.raises(rules.MemoryInputError) as e:
+    with pytest.raises(ApplicationError) as e:
         rules.validate_fact({"fact_type": "insight", "content": "x" * 501}, strict=True)
     assert e.value.code == "content_too_long"
-    with pytest.raises(rules.MemoryInputError) as e:
+    with pytest.raises(ApplicationError) as e:
         rules.validate_fact({"fact_type": "insight", "content": "ok", "confidence": "high"}, strict=True)
     assert e.value.code == "invalid_confidence"
     # Numbers outside [0, 1] are clamped (documented), not rejected.
@@ -66,11 +67,11 @@ def test_model_output_is_validated_leniently_and_counted():
 
 
 def test_embedding_and_query_validation():
-    with pytest.raises(rules.MemoryInputError, match="NaN"):
+    with pytest.raises(ApplicationError, match="NaN"):
         rules.validate_embedding([0.1] * 383 + [math.nan], dim=384)
-    with pytest.raises(rules.MemoryInputError):
+    with pytest.raises(ApplicationError):
         rules.validate_embedding([0.1] * 10, dim=384)
-    with pytest.raises(rules.MemoryInputError) as e:
+    with pytest.raises(ApplicationError) as e:
         rules.validate_query("q" * 10_240)
     assert e.value.code == "query_too_long"
 

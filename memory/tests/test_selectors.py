@@ -7,6 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from core.errors import ApplicationError
 from core.llm import embed
 from memory import rules, selectors
 from memory.models import Fact, Summary
@@ -78,7 +79,7 @@ def test_decay_lowers_rank_of_stale_facts(learner):
 
 
 def test_search_rejects_bad_input(learner):
-    with pytest.raises(rules.MemoryInputError):
+    with pytest.raises(ApplicationError):
         selectors.search_memory(learner_id=learner.pk, query="x" * 10_240)
-    with pytest.raises(rules.MemoryInputError):
+    with pytest.raises(ApplicationError):
         selectors.search_memory(learner_id=learner.pk, query="ok", query_embedding=[float("nan")] * 384)

@@ -1,6 +1,7 @@
 import pytest
 
 from coaching.models import Turn
+from core.errors import ApplicationError
 from evaluation.models import EvalSet, Transcript
 from evaluation.review import services
 from evaluation.review.models import DefectTag, DefectTagHistory
@@ -28,13 +29,13 @@ def test_defect_tag_create_writes_tag_and_audit_row():
                                     {"category": "other", "layer": "nope"}])
 def test_defect_tag_create_rejects_unknown_values(kwargs):
     turn = _turns(factories.conversation_with_turns(1))[0]
-    with pytest.raises(services.DefectTagError):
+    with pytest.raises(ApplicationError):
         services.defect_tag_create(turn_id=turn.pk, **kwargs)
     assert not DefectTag.objects.exists() and not DefectTagHistory.objects.exists()
 
 
 def test_defect_tag_create_rejects_missing_turn():
-    with pytest.raises(services.DefectTagError):
+    with pytest.raises(ApplicationError):
         services.defect_tag_create(turn_id=987654, category="other", layer="prompt")
 
 

@@ -23,9 +23,10 @@ from uuid import UUID
 
 from django.core.management.base import BaseCommand, CommandError
 
+from core.errors import ApplicationError
 from core.identity.models import ApiClient, Learner
 from core.llm import call_context
-from memory import rules, selectors
+from memory import selectors
 from memory.api import ids, queries
 from memory.ingest import ingest_facts, ingest_text
 from memory.services.forget import fact_delete, learner_forget
@@ -44,23 +45,23 @@ class Scope:
     def resolve(self, learner: str | None) -> int:
         if self.learner is not None:
             if learner not in (None, "", str(self.learner)):
-                raise rules.MemoryInputError("this server is scoped to another learner", code="forbidden",
-                                             field="learner")
+                raise ApplicationError("this server is scoped to another learner", code="forbidden",
+                                       field="learner", status=403)
             return Learner.objects.values_list("pk", flat=True).get(research_id=self.learner)
         if not learner:
-            raise rules.MemoryInputError("learner (the learner's UUID) is required: this server serves a client",
-                                         field="learner")
+            raise ApplicationError("learner (the learner's UUID) is required: this server serves a client",
+                                   field="learner")
         try:
             research_id = UUID(str(learner))
         except ValueError:
-            raise rules.MemoryInputError("learner must be the learner's id (a UUID)", field="learner") from None
+            raise ApplicationError("learner must be the learner's id (a UUID)", field="learner") from None
         pk = Learner.objects.filter(research_id=research_id, client_id=self.client_id).values_list("pk", flat=True)
         if not pk:
-            raise rules.MemoryInputError("learner not found for this client", code="not_found", field="learner")
+            raise ApplicationError("learner not found for this client", code="not_found", field="learner", status=404)
         return pk[0]
 
 
-def _error_text(exc: rules.MemoryInputError) -> str:
+def _error_text(exc: ApplicationError) -> str:
     return json.dumps({"error": {"code": exc.code, "message": str(exc), "field": exc.field}})
 
 
@@ -83,13 +84,13 @@ def build_server(scope: Scope):
         """A refused call becomes an MCP tool error carrying the API's error shape."""
         try:
             return work()
-        except rules.MemoryInputError as exc:
+        except ApplicationError as exc:
             raise ToolError(_error_text(exc)) from None
 
     def read(learner: str | None, work):
         try:
             return work(scope.resolve(learner))
-        except rules.MemoryInputError as exc:
+        except ApplicationError as exc:
             raise ResourceError(_error_text(exc)) from None
 
     @server.tool(description="Search the learner's memory. Returns raw passages with sources, best first; "
@@ -117,7 +118,7 @@ def build_server(scope: Scope):
                     result = ingest_text(learner_id=lid, text=text, fact_type=fact_type, source_agent="mcp",
                                          service="memory.mcp")
                 else:
-                    raise rules.MemoryInputError("give text or facts", field="text")
+                    raise ApplicationError("give text or facts", field="text")
             return json.dumps(ids.ingest_out(result.as_dict()), default=str)
         return run(work)
 
@@ -130,7 +131,7 @@ def build_server(scope: Scope):
                 return json.dumps({"deleted": learner_forget(learner_id=lid)})
             fact = ids.fact_get(public_id=fact_id) if fact_id else None
             if fact is None or fact.learner_id != lid:
-                raise rules.MemoryInputError("fact not found", code="not_found", field="fact_id")
+                raise ApplicationError("fact not found", code="not_found", field="fact_id", status=404)
             return json.dumps({"deleted": fact_delete(fact_id=fact.pk)})
         return run(work)
 
