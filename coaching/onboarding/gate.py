@@ -136,6 +136,16 @@ def _correct_other_field(answers: OnboardingAnswers, text: str) -> dict:
     return {}
 
 
+# Steps after the goal: the profile field each fills, the rule that reads the answer, and (for the
+# numbers) why an unreadable answer is rejected instead of moving towards the step's default.
+_STEP_ANSWERS = {
+    OnboardingStep.CATEGORY: ("goal_category", parse_category_answer, ""),
+    OnboardingStep.WEEKLY_HOURS: ("weekly_hours", parse_hours, "hours not in 0.5–80"),
+    OnboardingStep.BEST_TIME: ("best_time", parse_best_time, ""),
+    OnboardingStep.CONFIDENCE: ("confidence", parse_confidence, "confidence not in 1–10"),
+}
+
+
 def advance(answers: OnboardingAnswers, text: str, *, rejected_in_row: int = 0) -> StepOutcome:
     """Validate one answer for the current step. Advances only on a genuine answer.
 
@@ -181,26 +191,14 @@ def advance(answers: OnboardingAnswers, text: str, *, rejected_in_row: int = 0) 
     if is_greeting(text) or is_vague(text):
         return _retry_default(answers, step, "greeting" if is_greeting(text) else "filler", rejected_in_row)
     updates = {}
-    if step == OnboardingStep.CATEGORY:
-        category = parse_category_answer(text)
-        if not category:
+    if step in _STEP_ANSWERS:
+        field, parse, out_of_range = _STEP_ANSWERS[step]
+        value = parse(text)
+        if value in (None, ""):
+            if out_of_range:  # a number outside its range is re-asked, never defaulted
+                return _reject(step, _failed_kind(text), out_of_range)
             return _retry_default(answers, step, _failed_kind(text), rejected_in_row)
-        updates["goal_category"] = category
-    elif step == OnboardingStep.WEEKLY_HOURS:
-        hours = parse_hours(text)
-        if hours is None:
-            return _reject(step, _failed_kind(text), "hours not in 0.5–80")
-        updates["weekly_hours"] = hours
-    elif step == OnboardingStep.BEST_TIME:
-        best = parse_best_time(text)
-        if not best:
-            return _retry_default(answers, step, _failed_kind(text), rejected_in_row)
-        updates["best_time"] = best
-    elif step == OnboardingStep.CONFIDENCE:
-        confidence = parse_confidence(text)
-        if confidence is None:
-            return _reject(step, _failed_kind(text), "confidence not in 1–10")
-        updates["confidence"] = confidence
+        updates[field] = value
     return _finish(answers, step, updates, [])
 
 
