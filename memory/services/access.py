@@ -81,11 +81,18 @@ def _write_access(pending: dict[int, list]) -> int:
     from django.db import connection
 
     ids, counts, times = zip(*((fid, n, at) for fid, (n, at) in pending.items()), strict=True)
+    # The flush never waits for a row another transaction holds: it locks the rows it can, in id
+    # order, and skips the locked ones (their marks of this round are dropped). Waiting would let the
+    # flush deadlock with a delete of the same facts (forgetting a learner), which locks them in its
+    # own order; a lost recency mark on a fact being edited or deleted costs nothing that matters.
     with connection.cursor() as cur:
         cur.execute(
+            "WITH v AS (SELECT * FROM unnest(%s::bigint[], %s::int[], %s::timestamptz[]) AS v(id, n, at)), "
+            "free AS (SELECT f.id FROM memory_fact f JOIN v ON v.id = f.id ORDER BY f.id "
+            "FOR UPDATE OF f SKIP LOCKED) "
             "UPDATE memory_fact f SET access_count = f.access_count + v.n, "
             "last_accessed_at = GREATEST(f.last_accessed_at, v.at) "
-            "FROM unnest(%s::bigint[], %s::int[], %s::timestamptz[]) AS v(id, n, at) WHERE f.id = v.id",
+            "FROM v WHERE f.id = v.id AND f.id IN (SELECT id FROM free)",
             [list(ids), list(counts), list(times)])
         return cur.rowcount
 

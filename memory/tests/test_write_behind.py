@@ -64,6 +64,46 @@ def test_touch_false_is_read_only_and_flush_writes_the_buffer(learner):
     assert Fact.objects.get(pk=ids[0]).access_count == 2
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_flush_never_waits_for_a_fact_another_transaction_holds(make_learner):
+    """A delete (forgetting a learner) holding a fact's row must not make the flush wait: waiting
+    deadlocked the two when each held a row the other wanted. The free fact is marked; the held
+    one's mark is dropped, and nothing blocks."""
+    import threading
+
+    from django.db import connections, transaction
+
+    if connection.vendor != "postgresql":
+        pytest.skip("row locks: PostgreSQL")
+    learner = make_learner()
+    held, free = _ingest(learner, ["Ana: I practise scales every morning.", "Ana: My teacher is called Rui."])
+    locked, release = threading.Event(), threading.Event()
+
+    def hold_row():
+        with transaction.atomic(using="default"):
+            list(Fact.objects.select_for_update().filter(pk=held))
+            locked.set()
+            release.wait(20)
+        connections["default"].close()
+
+    holder = threading.Thread(target=hold_row)
+    holder.start()
+    try:
+        assert locked.wait(10)
+        with override_settings(BLOOM_MEMORY_ACCESS_FLUSH_SECONDS=3600):
+            from memory.services.access import facts_mark_accessed_later
+
+            facts_mark_accessed_later(fact_ids=[held, free])
+            started = time.perf_counter()
+            assert facts_access_flush() == 1
+            assert time.perf_counter() - started < 5
+    finally:
+        release.set()
+        holder.join(20)
+    assert Fact.objects.get(pk=free).access_count == 1
+    assert Fact.objects.get(pk=held).access_count == 0
+
+
 @pytest.mark.django_db
 def test_hybrid_is_one_query_and_its_parts_add_up(learner):
     ids = _ingest(learner, ["Maya: We adopted a beagle called Biscuit.", "Tom: My sister moved to Berlin.",
