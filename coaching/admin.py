@@ -1,9 +1,11 @@
 from django.contrib import admin
 
+from coaching import services
 from coaching.models import (
     ApiClient,
     ApiToken,
     CheckIn,
+    CompletionSource,
     Conversation,
     Learner,
     LearnerProfile,
@@ -81,6 +83,8 @@ class TurnAdmin(admin.ModelAdmin):
 class SessionInline(admin.TabularInline):
     model = PlannedSession
     extra = 0
+    # Completion follows the status and is set by the status service, never typed in by hand.
+    readonly_fields = ["completed_at", "completion_source"]
 
 
 @admin.register(Plan)
@@ -90,6 +94,23 @@ class PlanAdmin(admin.ModelAdmin):
     search_fields = ["learner__display_name"]
     list_select_related = ["learner"]
     inlines = [SessionInline]
+
+    def save_formset(self, request, form, formset, change):
+        """A status staff change in the inline goes through the one audited writer (source staff);
+        the other fields save as usual."""
+        if formset.model is not PlannedSession:
+            return super().save_formset(request, form, formset, change)
+        wanted = {}
+        for session_form in formset.forms:
+            session = session_form.instance
+            if session.pk and "status" in session_form.changed_data:
+                wanted[session.pk] = session_form.cleaned_data["status"]
+                session.status = PlannedSession.objects.get(pk=session.pk).status  # saved below, audited
+        super().save_formset(request, form, formset, change)
+        for pk, status in wanted.items():
+            services.session_status_set(session=PlannedSession.objects.get(pk=pk), to_status=status,
+                                        source=services.StatusSource.STAFF, completion_source=CompletionSource.STAFF,
+                                        detail=f"admin: {request.user.get_username()}")
 
 
 @admin.register(CheckIn)

@@ -147,6 +147,16 @@ class SessionStatusChangeAdmin(admin.ModelAdmin):
     list_select_related = ["session"]
     raw_id_fields = ["session"]
 
+    # The audit trail is written only by coaching.services.session_status; staff read it.
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
 
 @admin.register(ExportLog)
 class ExportLogAdmin(admin.ModelAdmin):
