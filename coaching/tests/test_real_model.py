@@ -117,7 +117,7 @@ def test_streaming_first_token_before_completion_and_stored_once():
     assert first_at < done_at  # the first token reached the client before the reply was complete
     final = json.loads(frames[-1].split("data: ", 1)[1])
     assert {"message_id", "specialist", "trace_id"} <= set(final)
-    replies = Message.objects.filter(conversation_id=conv, role="coach", reply_to__isnull=False)
+    replies = Message.objects.filter(conversation__public_id=conv, role="coach", reply_to__isnull=False)
     assert replies.count() == 1 and replies.get().id == final["message_id"]
     turn = Turn.objects.get(trace_id=final["trace_id"])
     assert turn.timings["ttft_ms"] < turn.timings["total"]
