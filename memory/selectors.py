@@ -349,10 +349,3 @@ def unsummarised_facts(*, learner_id: int) -> list[Fact]:
 
 def summaries_for(*, learner_id: int) -> QuerySet[Summary]:
     return Summary.objects.filter(learner_id=learner_id).order_by("-created_at", "-id")
-
-
-def decay_of(fact: Fact) -> float:
-    return rules.decay_score(fact.last_accessed_at, timezone.now())
-
-
-
