@@ -4,6 +4,7 @@ takes the client, so another client's ids resolve to "not found"."""
 from __future__ import annotations
 
 from datetime import timedelta
+from uuid import UUID
 
 from django.core import signing
 from django.db.models import QuerySet
@@ -41,11 +42,12 @@ def learner_get(*, client: ApiClient | None, research_id) -> Learner | None:
     return qs.filter(research_id=research_id).first()
 
 
-def conversation_get(*, client: ApiClient | None, conversation_id: int) -> Conversation | None:
+def conversation_get(*, client: ApiClient | None, public_id: UUID) -> Conversation | None:
+    """A conversation by the public id clients know, scoped to the client (None: staff)."""
     qs = Conversation.objects.select_related("learner", "learner__profile", "learner__client")
     if client is not None:
         qs = qs.filter(learner__client=client)
-    return qs.filter(pk=conversation_id).first()
+    return qs.filter(public_id=public_id).first()
 
 
 def conversation_latest(*, learner: Learner) -> Conversation | None:
@@ -156,11 +158,12 @@ def sessions_for(*, learner: Learner, week_start=None, status: str | None = None
     return qs.order_by("planned_start", "id")
 
 
-def session_get(*, client: ApiClient | None, session_id: int) -> PlannedSession | None:
+def session_get(*, client: ApiClient | None, public_id: UUID) -> PlannedSession | None:
+    """A planned session by its public id, scoped to the client (None: staff)."""
     qs = PlannedSession.objects.select_related("plan__learner")
     if client is not None:
         qs = qs.filter(plan__learner__client=client)
-    return qs.filter(pk=session_id).first()
+    return qs.filter(public_id=public_id).first()
 
 
 def checkins_for(*, learner: Learner) -> QuerySet[CheckIn]:

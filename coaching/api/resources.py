@@ -32,14 +32,12 @@ from coaching.api.serializers import (
     TurnOut,
     WeekQuery,
 )
-from coaching.api.views import _conversation, _page, _pk, client_of, learner_of_client
-from coaching.models import PlannedSession
+from coaching.api.views import _conversation, _page, client_of, learner_of_client
 from core.schema import ErrorOut
 
 
 def _session(request, session_id: UUID):
-    pk = _pk(PlannedSession, session_id)
-    session = pk and selectors.session_get(client=client_of(request), session_id=pk)
+    session = selectors.session_get(client=client_of(request), public_id=session_id)
     if session is None:
         raise Http404("Session not found.")
     return session

@@ -27,7 +27,7 @@ from coaching.api.serializers import (
     TurnReplyOut,
     TurnUnavailableOut,
 )
-from coaching.models import ApiClient, Conversation, Message, MessageStatus
+from coaching.models import ApiClient, Message, MessageStatus
 from coaching.streaming import TurnStream, streaming_response
 from coaching.turn import ModelDown, turn_run
 from core.errors import error_response
@@ -51,12 +51,6 @@ def learner_of_client(request, research_id):
     return learner
 
 
-def _pk(model, public_id: UUID) -> int | None:
-    """The integer key behind a public id; the client-scoped selectors then decide whether the
-    caller may see the row."""
-    return model.objects.filter(public_id=public_id).values_list("pk", flat=True).first()
-
-
 def _page(request, view, rows, serializer):
     paginator = LimitOffsetPagination()
     page = paginator.paginate_queryset(rows, request, view=view)
@@ -64,8 +58,7 @@ def _page(request, view, rows, serializer):
 
 
 def _conversation(request, conversation_id: UUID):
-    pk = _pk(Conversation, conversation_id)
-    conversation = pk and selectors.conversation_get(client=client_of(request), conversation_id=pk)
+    conversation = selectors.conversation_get(client=client_of(request), public_id=conversation_id)
     if conversation is None:
         raise Http404("Conversation not found.")
     return conversation
