@@ -28,6 +28,7 @@ class RouteDecision:
     specialist: str
     rule: str
     reason: str
+    goal: str = ""  # the new goal read by the `goal_change` rule, so the turn does not parse it again
 
 
 def _any(patterns: tuple[str, ...], text: str) -> str | None:
@@ -63,9 +64,9 @@ def route(state: RouteState, text: str) -> RouteDecision:
     if not state.onboarded:
         return RouteDecision(ONBOARDING, "onboarding_incomplete",
                              "profile not complete: the onboarding gate runs first")
-    if goal_correction(text):
+    if goal := goal_correction(text):
         # Code writes the new goal (coaching.turn.goal_change); the model is not asked to.
-        return RouteDecision(ONBOARDING, "goal_change", "learner changes their goal after onboarding")
+        return RouteDecision(ONBOARDING, "goal_change", "learner changes their goal after onboarding", goal=goal)
     if intent.kind == intents.RESCHEDULE:
         return RouteDecision(PLANNER, "reschedule_request", f"learner asks to move sessions ({intent.cue!r})")
     if hit := _any(EXPLICIT_PLAN, norm):

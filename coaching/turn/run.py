@@ -73,7 +73,7 @@ def turn_run(*, message: Message, emit: Callable[[str], None] | None = None, mod
         if decision.rule == "undo":
             text, suffix = "", undo_turn(run, previous, toolbox)
         elif decision.rule == "goal_change":
-            text, suffix = "", goal_change_turn(run, profile, message, toolbox)
+            text, suffix = "", goal_change_turn(run, profile, decision.goal, toolbox)
         elif run.specialist == ONBOARDING:
             text, suffix = onboarding_turn(run, profile, message, system, context, history, tracker, toolbox)
         elif run.specialist == PLANNER:
