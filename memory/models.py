@@ -33,6 +33,8 @@ assert tuple(FactType.values) == FACT_TYPES and tuple(Tier.values) == TIERS
 
 class Summary(models.Model):
     learner = models.ForeignKey(Learner, on_delete=models.CASCADE, related_name="memory_summaries")
+    # The id a client sees (a fact's `summary_id`, fact history); the integer key stays inside.
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     period_start = models.DateTimeField()
     period_end = models.DateTimeField()
     text = models.TextField()

@@ -18,13 +18,15 @@ from core.errors import ApplicationError
 from core.llm import call_context, embed
 from memory import rules
 from memory.models import Fact, FactHistory
+from memory.services.history import fact_ref
 
 RESOLUTIONS = ("new_replaces_old", "keep_both", "reject_new")
 
 
 def _snapshot(fact: Fact) -> dict[str, Any]:
+    # Other facts by public id: clients read history rows as stored (memory.services.history).
     return {"fact_type": fact.fact_type, "content": fact.content, "confidence": round(fact.confidence, 4),
-            "surprise": fact.surprise, "superseded_by": fact.superseded_by_id,
+            "surprise": fact.surprise, "superseded_by": fact_ref(fact.superseded_by_id),
             "valid_to": fact.valid_to.isoformat() if fact.valid_to else None}
 
 
@@ -95,8 +97,8 @@ def fact_supersede(*, fact_id: int, by_fact_id: int, service: str) -> Fact:
     before = _snapshot(old)
     old.superseded_by, old.valid_to = new, timezone.now()
     old.save(update_fields=["superseded_by", "valid_to"])
-    _history(old, "superseded", before, service, by=new.pk)
-    _history(new, "supersedes", _snapshot(new), service, replaces=old.pk)
+    _history(old, "superseded", before, service, by=str(new.public_id))
+    _history(new, "supersedes", _snapshot(new), service, replaces=str(old.public_id))
     return old
 
 
@@ -119,7 +121,8 @@ def surprise_resolve(*, fact_id: int, resolution: str, service: str) -> Fact:
     old_id = new.conflicts_with_id
     new.surprise = False
     new.save(update_fields=["surprise"])
-    _history(new, "surprise_resolved", before, service, resolution=resolution, conflicts_with=old_id)
+    _history(new, "surprise_resolved", before, service, resolution=resolution,
+             conflicts_with=fact_ref(old_id))
     if old_id is not None and resolution == "new_replaces_old":
         fact_supersede(fact_id=old_id, by_fact_id=new.pk, service=service)
     elif old_id is not None and resolution == "reject_new":

@@ -114,7 +114,8 @@ class FactOutputSerializer(serializers.Serializer):
     conflicts_with_id = serializers.UUIDField(source="conflicts_with_public_id", allow_null=True)
     superseded_by_id = serializers.UUIDField(source="superseded_by_public_id", allow_null=True)
     valid_to = serializers.DateTimeField(allow_null=True, help_text="when a superseded fact stopped being valid")
-    summary_id = serializers.IntegerField(allow_null=True)
+    summary_id = serializers.UUIDField(source="summary_public_id", allow_null=True,
+                                       help_text="the summary that covers this fact (its id), if any")
     occurred_at = serializers.DateTimeField(allow_null=True, help_text="when it was said (batch ingest)")
     external_id = serializers.CharField(help_text="the client's own id for the fact (batch ingest)")
     metadata = serializers.DictField(help_text="the client's labels (batch ingest)")
@@ -122,8 +123,10 @@ class FactOutputSerializer(serializers.Serializer):
 
 class FactHistoryOutputSerializer(serializers.Serializer):
     change = serializers.CharField()
-    before = serializers.JSONField()
-    after = serializers.JSONField()
+    before = serializers.JSONField(help_text="the fact before the change; other facts and summaries by their id "
+                                             "(UUID): superseded_by, conflicts_with, summary")
+    after = serializers.JSONField(help_text="the fact after the change, with what the change adds (by, replaces, "
+                                            "merged: fact ids; source_conversation: a conversation id)")
     service = serializers.CharField()
     at = serializers.DateTimeField()
 

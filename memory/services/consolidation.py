@@ -36,15 +36,16 @@ def facts_consolidate(*, learner_id: int) -> dict[str, int]:
                     continue
                 before = fact_snapshot(newer)
                 Fact.objects.filter(pk=newer.pk).update(superseded_by=older, archived=True)
-                newer.superseded_by_id, newer.archived = older.pk, True
+                newer.superseded_by, newer.archived = older, True
                 history_write(newer, change="superseded", before=before, after=fact_snapshot(newer),
                          service="memory.consolidate")
                 ob = fact_snapshot(older)
                 older.confidence = min(1.0, max(older.confidence, newer.confidence) + 0.05)
                 older.access_count += newer.access_count
                 Fact.objects.filter(pk=older.pk).update(confidence=older.confidence, access_count=older.access_count)
-                history_write(older, change="merged", before=ob, after={**fact_snapshot(older), "merged": newer.pk},
-                         service="memory.consolidate")
+                history_write(older, change="merged", before=ob,
+                              after={**fact_snapshot(older), "merged": str(newer.public_id)},
+                              service="memory.consolidate")
                 gone.add(j)
                 merged += 1
     return {"merged": merged}

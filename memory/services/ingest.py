@@ -19,7 +19,7 @@ from core.outbox.services import outbox_enqueue
 from memory import rules
 from memory.models import ExtractionRun, Fact, FactHistory
 from memory.services import dedup
-from memory.services.history import fact_snapshot
+from memory.services.history import fact_snapshot, message_conversation_ref, public_refs
 from memory.services.summaries import summary_enqueue_if_due
 from memory.vectors import unit
 
@@ -220,10 +220,12 @@ def _insert_planned(planned: list[_Planned], *, learner_id: int, source_message_
     if in_batch:
         Fact.objects.bulk_update([p.obj for p in in_batch], ["conflicts_with"])
     rows = []
+    conflict_refs = public_refs(Fact, [p.obj.conflicts_with_id for p in stored if p.conflict])
     for p in stored:
         after = fact_snapshot(p.obj)
         if p.conflict:
-            after.update({"conflicts_with": p.obj.conflicts_with_id, "cosine": round(p.conflict[1], 4),
+            after.update({"conflicts_with": conflict_refs.get(p.obj.conflicts_with_id),
+                          "cosine": round(p.conflict[1], 4),
                           "rule": p.conflict[2]})
         if p.extra.external_id:
             after["external_id"] = p.extra.external_id
@@ -241,6 +243,7 @@ def _apply_strengthening(ops: list[tuple[int, rules.CleanFact, float, str]], *, 
     targets = {f.pk: f for f in Fact.objects.select_for_update().filter(pk__in={op[0] for op in ops})
                .defer("embedding")}
     history = []
+    conversation = message_conversation_ref(source_message_id)  # history rows carry public ids only
     for fact_id, fact, sim, rule in ops:
         old = targets[fact_id]
         before = fact_snapshot(old)
@@ -249,7 +252,7 @@ def _apply_strengthening(ops: list[tuple[int, rules.CleanFact, float, str]], *, 
         old.last_accessed_at = now
         history.append(FactHistory(fact=old, change="strengthened", before=before,
                                    after={**fact_snapshot(old), "by_content": fact.content, "cosine": round(sim, 4),
-                                          "rule": rule, "source_message": source_message_id}, service=service))
+                                          "rule": rule, "source_conversation": conversation}, service=service))
     for old in targets.values():
         Fact.objects.filter(pk=old.pk).update(confidence=old.confidence, access_count=old.access_count,
                                               last_accessed_at=now)

@@ -44,8 +44,8 @@ def summary_create(*, learner_id: int, fact_ids: Sequence[int], text: str, model
         )
         Fact.objects.filter(pk__in=[f.pk for f in facts]).update(summary=summary)
         FactHistory.objects.bulk_create([
-            FactHistory(fact=f, change="summarised", before={"summary": None}, after={"summary": summary.pk},
-                        service="memory.summarize") for f in facts
+            FactHistory(fact=f, change="summarised", before={"summary": None},
+                        after={"summary": str(summary.public_id)}, service="memory.summarize") for f in facts
         ])
         facts_archive_covered(learner_id=learner_id)
     return summary
