@@ -11,8 +11,10 @@ from core.errors import error_json
 from core.health import healthz
 from core.identity import api as api_tokens
 
-# Resources a client addresses by a UUID `id` (a learner's is its research id).
-BY_UUID = re.compile(r"^/api/v1/(?:memory/)?(?P<kind>learners|conversations|sessions|facts|tokens)/(?P<id>[^/]+)")
+# Resources a client addresses by a UUID `id` (a learner's is its research id; staff address
+# evaluation runs and studies the same way).
+BY_UUID = re.compile(r"^/api/v1/(?:memory/|evaluation/|research/)?"
+                     r"(?P<kind>learners|conversations|sessions|facts|tokens|runs|studies)/(?P<id>[^/]+)")
 
 
 def not_an_id(path_: str) -> str | None:

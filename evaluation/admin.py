@@ -79,12 +79,14 @@ class ReplyInline(admin.TabularInline):
 
 @admin.register(EvalRun)
 class EvalRunAdmin(TextGuardedAdminMixin, admin.ModelAdmin):
-    list_display = ("id", "label", "eval_set", "mode", "coach_model", "judge_model", "status", "wall_time_s",
-                    "model_calls", "judge_calls", "report_link", "created_at")
+    # The run's public id is what the export API, the commands and `--baseline` take.
+    list_display = ("public_id", "label", "eval_set", "mode", "coach_model", "judge_model", "status", "wall_time_s",
+                    "model_calls", "judge_calls", "report_link", "export_link", "created_at")
     list_filter = ("status", "mode", "eval_set")
-    search_fields = ("label",)
+    search_fields = ("label", "=public_id")
     list_select_related = ("eval_set",)
-    readonly_fields = ("summary", "config", "started_at", "finished_at", "wall_time_s", "model_calls", "judge_calls")
+    readonly_fields = ("public_id", "summary", "config", "started_at", "finished_at", "wall_time_s", "model_calls",
+                       "judge_calls")
     inlines = [ReplyInline]
 
     @admin.display(description="coach model")
@@ -98,6 +100,10 @@ class EvalRunAdmin(TextGuardedAdminMixin, admin.ModelAdmin):
     @admin.display(description="report")
     def report_link(self, obj: EvalRun) -> str:
         return format_html('<a href="{}">report</a>', reverse("admin:evaluation_evalrun_report", args=[obj.pk]))
+
+    @admin.display(description="export")
+    def export_link(self, obj: EvalRun) -> str:
+        return format_html('<a href="{}">JSON</a>', reverse("evaluation-run-export", args=[obj.public_id]))
 
     def get_urls(self):
         return [path("<int:run_id>/report/", self.admin_site.admin_view(self.report_view),
@@ -136,7 +142,7 @@ class JudgeScoreAdmin(TextGuardedAdminMixin, admin.ModelAdmin):
 class ComparisonAdmin(admin.ModelAdmin):
     list_display = ("id", "baseline", "candidate", "verdict", "created_at")
     list_filter = ("verdict",)
-    search_fields = ("=baseline__id", "=candidate__id")
+    search_fields = ("=baseline__public_id", "=candidate__public_id")  # runs by the id they show
     list_select_related = ("baseline", "candidate")
     readonly_fields = ("deltas", "reasons", "thresholds")
 

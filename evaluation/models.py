@@ -5,6 +5,8 @@ scores per dimension (or an `invalid` mark), never a pass/fail."""
 
 from __future__ import annotations
 
+import uuid
+
 from django.db import models
 
 
@@ -77,6 +79,9 @@ class EvalRun(models.Model):
         REPLAY = "replay"  # replay transcripts, then score each reply
         PAIRWISE = "pairwise"  # judge replies of two existing runs against each other
 
+    # The id staff and scripts see (`/api/v1/evaluation/runs/<id>/export`, the commands' output);
+    # the integer key stays inside.
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     eval_set = models.ForeignKey(EvalSet, on_delete=models.PROTECT, related_name="runs")
     rubric = models.ForeignKey(Rubric, on_delete=models.PROTECT, related_name="runs", null=True, blank=True)
     label = models.CharField(max_length=200, blank=True)
@@ -100,7 +105,7 @@ class EvalRun(models.Model):
         ordering = ["-created_at"]
 
     def __str__(self) -> str:
-        return f"run #{self.pk} {self.label or self.config.get('model', '')}"
+        return f"run {self.public_id} {self.label or self.config.get('model', '')}"
 
 
 class ReplyResult(models.Model):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from typing import Any
+from uuid import UUID
 
 from evaluation.checks import CHECK_LABELS, CHECK_NAMES
 from evaluation.models import Comparison, EvalRun, JudgeScore, Rubric
@@ -13,8 +14,17 @@ from evaluation.models import Comparison, EvalRun, JudgeScore, Rubric
 CALIBRATION_KIND = "judge calibration"
 
 
-def run_get(*, run_id: int) -> EvalRun:
-    return EvalRun.objects.select_related("eval_set", "rubric").get(pk=run_id)
+def run_get(*, public_id: UUID) -> EvalRun:
+    return EvalRun.objects.select_related("eval_set", "rubric").get(public_id=public_id)
+
+
+def run_find(ref: str) -> EvalRun | None:
+    """A run named on the command line: its id (UUID, what the API, the admin and the commands
+    show) or its admin row number; None when there is no such run."""
+    try:
+        return EvalRun.objects.filter(public_id=UUID(ref)).first()
+    except ValueError:
+        return EvalRun.objects.filter(pk=int(ref)).first() if ref.isdigit() else None
 
 
 def run_export(*, run: EvalRun) -> dict[str, Any]:
@@ -33,10 +43,11 @@ def run_export(*, run: EvalRun) -> dict[str, Any]:
                         "checks": r.checks, "raw_checks": r.raw_checks, "trace_id": r.trace_id,
                         "model_calls": r.model_calls, "latency_s": r.latency_s, "error": r.error,
                         "scores": scores.get(r.pk, [])})
-    comparisons = [{"id": c.pk, "baseline": c.baseline_id, "candidate": c.candidate_id, "verdict": c.verdict,
+    # Runs by their public id; a comparison has no route of its own, so it carries none.
+    comparisons = [{"baseline": c.baseline.public_id, "candidate": run.public_id, "verdict": c.verdict,
                     "reasons": c.reasons, "thresholds": c.thresholds}
-                   for c in Comparison.objects.filter(candidate=run)]
-    return {"run": {"id": run.pk, "label": run.label, "mode": run.mode, "set": str(run.eval_set),
+                   for c in Comparison.objects.filter(candidate=run).select_related("baseline")]
+    return {"run": {"id": run.public_id, "label": run.label, "mode": run.mode, "set": str(run.eval_set),
                     "rubric": run.rubric.version if run.rubric else None, "config": run.config,
                     "status": run.status, "started_at": run.started_at, "finished_at": run.finished_at,
                     "wall_time_s": run.wall_time_s, "replay_time_s": run.replay_time_s,

@@ -27,12 +27,14 @@ from coaching.research.models import (
 
 @admin.register(Study)
 class StudyAdmin(admin.ModelAdmin):
-    list_display = ["name", "cohort", "start_date", "duration_weeks", "arms", "date_shift_enabled", "dashboard_link",
-                    "codebook_link"]
+    # The public id is what the export API (`/api/v1/research/studies/<id>/export`) takes.
+    list_display = ["name", "public_id", "cohort", "start_date", "duration_weeks", "arms", "date_shift_enabled",
+                    "dashboard_link", "codebook_link"]
     list_filter = ["date_shift_enabled", "start_date"]
     search_fields = ["name", "cohort"]
     # `secret` is not editable=True on the model, so it never appears in forms or lists.
-    fields = ["name", "cohort", "arms", "start_date", "duration_weeks", "date_shift_enabled"]
+    fields = ["name", "public_id", "cohort", "arms", "start_date", "duration_weeks", "date_shift_enabled"]
+    readonly_fields = ["public_id"]
     actions = ["export_csv"]
 
     @admin.display(description="dashboard")

@@ -7,6 +7,7 @@ CheckIn); this app only reads them and changes session status through its servic
 from __future__ import annotations
 
 import secrets
+import uuid
 
 from django.conf import settings
 from django.db import models
@@ -23,6 +24,9 @@ def generate_study_secret() -> str:
 
 
 class Study(models.Model):
+    # The id of `/api/v1/research/studies/<id>/export` and of the export file name; the integer
+    # key stays inside (it is also in the participant-id HMAC, so it never changes).
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     name = models.CharField(max_length=120, unique=True)
     arms = models.JSONField(default=_arms_default, help_text="Arm codes, each one of Learner.study_arm's choices.")
     start_date = models.DateField(help_text="Study week 1 is the ISO week (Monday start) containing this date.")

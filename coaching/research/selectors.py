@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from uuid import UUID
 
 from django.utils import timezone
 
@@ -32,6 +33,17 @@ def calendar_feed_sessions(*, learner_id: int, since: dt.datetime) -> list[Plann
 
 
 # --- studies -----------------------------------------------------------------------------------
+
+def study_find(ref: str) -> Study | None:
+    """A study named by staff: its id (UUID, what the API, the admin and export file names show),
+    its exact name, or its admin row number."""
+    try:
+        return Study.objects.filter(public_id=UUID(ref)).first()
+    except ValueError:
+        pass
+    return Study.objects.filter(name=ref).first() or (Study.objects.filter(pk=int(ref)).first()
+                                                      if ref.isdigit() else None)
+
 
 def study_monday(study: Study) -> dt.date:
     return study.start_date - dt.timedelta(days=study.start_date.weekday())

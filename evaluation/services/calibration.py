@@ -61,7 +61,7 @@ def judge_calibrate(*, rubric: Rubric, judge_model: str | None = None, path: Pat
               "trusted": trusted, "why_not": why}
     run = calibration_store(data=data, rubric=rubric, result=result, seed=seed, max_tokens=max_tokens,
                             judge_calls=calls, started_at=started_at, wall_time_s=time.perf_counter() - started)
-    return {**result, "run_id": run.pk}
+    return {**result, "run_id": str(run.public_id)}
 
 
 @transaction.atomic

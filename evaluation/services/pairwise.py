@@ -25,7 +25,7 @@ def pairwise_execute(*, baseline: EvalRun, candidate: EvalRun, config: dict[str,
     orders are combined in code: agreement counts, disagreement is a tie (position bias)."""
     config = {**DEFAULT_CONFIG, **(config or {}), "baseline_run": baseline.pk, "candidate_run": candidate.pk}
     run = run_create(eval_set=candidate.eval_set, config=config, rubric=candidate.rubric or baseline.rubric,
-                     label=f"pairwise #{baseline.pk} vs #{candidate.pk}", mode=EvalRun.Mode.PAIRWISE)
+                     label=f"pairwise {baseline.public_id} vs {candidate.public_id}", mode=EvalRun.Mode.PAIRWISE)
     EvalRun.objects.filter(pk=run.pk).update(status=EvalRun.Status.RUNNING, started_at=timezone.now())
     started = time.perf_counter()
     dims = run.rubric.dimensions

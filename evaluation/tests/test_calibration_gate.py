@@ -60,8 +60,8 @@ def _baseline() -> EvalRun:
 
 def _evaluate(baseline: EvalRun, tmp_path) -> tuple[int, dict]:
     out = tmp_path / "evaluate.json"
-    args = ["--set", "core", "--model", "fake:coach", "--judge-model", "fake:judge", "--baseline", str(baseline.pk),
-            "--json", str(out)]
+    args = ["--set", "core", "--model", "fake:coach", "--judge-model", "fake:judge",
+            "--baseline", str(baseline.public_id), "--json", str(out)]
     for slug in SLUGS:
         args += ["--slug", slug]
     try:
@@ -110,7 +110,7 @@ def test_only_a_complete_calibration_of_the_same_judge_and_rubric_counts(fake_ju
     full = judge_calibrate(rubric=rubric, judge_model="fake:judge")
     assert judge_calibration_for(judge_model="fake:judge", rubric=rubric) == full["agreement"]
     assert judge_calibration_for(judge_model="fake:other-judge", rubric=rubric) is None
-    stored = EvalRun.objects.get(pk=full["run_id"])
+    stored = EvalRun.objects.get(public_id=full["run_id"])
     assert stored.config["kind"] == "judge calibration" and stored.summary["trusted"] is True
     assert stored.eval_set.name == "judge-calibration" and stored.judge_calls == full["items"]
 

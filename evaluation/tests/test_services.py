@@ -3,6 +3,7 @@ with the SCRIPTED FAKE model producing the words, so control flow, storage, summ
 comparisons are tested without model time. Model behaviour itself is tested in test_real_model."""
 
 import json
+import uuid
 
 import pytest
 from django.core.management import call_command
@@ -151,15 +152,18 @@ def test_evaluate_command_exits_non_zero_on_regression(fake_model, tmp_path):
     with pytest.raises(SystemExit) as exc:
         call_command("evaluate", "--set", "core", "--model", "fake:coach", "--no-judge", "--prompt-version",
                      "verbose-demo", "--slug", SLUGS[0], "--slug", SLUGS[1], "--slug", SLUGS[2],
-                     "--baseline", str(baseline.pk), "--json", str(out))
+                     "--baseline", str(baseline.public_id), "--json", str(out))
     assert exc.value.code == 2
     data = json.loads(out.read_text())
     assert data["comparison"]["verdict"] == "regression"
+    # Runs by their public id only, in the comparison and in the export.
+    assert data["comparison"]["baseline"] == str(baseline.public_id) and "id" not in data["comparison"]
+    assert data["run"]["run"]["id"] == data["comparison"]["candidate"] != str(baseline.public_id)
     assert len(data["run"]["replies"]) == 5
     assert Comparison.objects.filter(baseline=baseline).count() == 1
     # Same configuration as the baseline: no regression, exit 0.
     call_command("evaluate", "--set", "core", "--model", "fake:coach", "--no-judge", "--slug", SLUGS[0],
-                 "--slug", SLUGS[1], "--slug", SLUGS[2], "--baseline", str(baseline.pk))
+                 "--slug", SLUGS[1], "--slug", SLUGS[2], "--baseline", str(baseline.public_id))
 
 
 def test_freeze_real_conversation_into_a_set(fake_model):
@@ -189,7 +193,7 @@ def test_freeze_real_conversation_into_a_set(fake_model):
 
 def test_export_api_is_staff_only_and_admin_report_renders(fake_model, client, django_user_model):
     run = execute(model="fake:coach", judge_model="fake:judge")
-    url = f"/api/v1/evaluation/runs/{run.pk}/export"
+    url = f"/api/v1/evaluation/runs/{run.public_id}/export"
     user = django_user_model.objects.create_user(username="u", password="p")
     client.force_login(user)
     assert client.get(url).status_code == 403
@@ -198,9 +202,12 @@ def test_export_api_is_staff_only_and_admin_report_renders(fake_model, client, d
     response = client.get(url)
     assert response.status_code == 200
     body = response.json()
-    assert body["run"]["id"] == run.pk and len(body["replies"]) == 5
+    assert body["run"]["id"] == str(run.public_id) and len(body["replies"]) == 5
     assert body["replies"][0]["checks"]["scaffold_leak"]["flag"] is False
-    assert client.get("/api/v1/evaluation/runs/999999/export").status_code == 404
+    assert client.get(f"/api/v1/evaluation/runs/{uuid.uuid4()}/export").status_code == 404
+    # The integer key is no route: the 404 every client route gives an integer, in the error shape.
+    by_key = client.get(f"/api/v1/evaluation/runs/{run.pk}/export")
+    assert by_key.status_code == 404 and "UUID" in by_key.json()["error"]["message"], by_key.content
     page = client.get(f"/admin/evaluation/evalrun/{run.pk}/report/")
     assert page.status_code == 200
     html = page.content.decode()

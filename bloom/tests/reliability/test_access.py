@@ -149,8 +149,8 @@ def _staff_only_urls(tenants) -> list[str]:
     run = EvalRun.objects.create(eval_set=EvalSet.objects.create(name="rel-set"))
     return [
         "/api/v1/telemetry/calls", "/api/v1/telemetry/aggregates", f"/api/v1/telemetry/traces/{a.turn.trace_id}",
-        f"/api/v1/research/studies/{study.pk}/export", "/api/v1/research/codebook",
-        f"/api/v1/evaluation/runs/{run.pk}/export", "/api/v1/memory/search?q=swim",
+        f"/api/v1/research/studies/{study.public_id}/export", "/api/v1/research/codebook",
+        f"/api/v1/evaluation/runs/{run.public_id}/export", "/api/v1/memory/search?q=swim",
     ]
 
 
@@ -182,10 +182,10 @@ def test_staff_only_endpoints_answer_staff(tenants, staff):
 # a parameter not listed here fails the matrix until someone says what it points at.
 def _fillers(b, extra) -> dict[str, str]:
     return {
-        "research_id": str(b.learner.research_id), "learner_id": str(b.learner.pk),
+        "research_id": str(b.learner.research_id),
         "conversation_id": str(b.conversation.public_id), "fact_id": str(b.fact.public_id),
-        "token_id": str(b.token.public_id), "trace_id": b.turn.trace_id, "pk": str(extra["study"]),
-        "run_id": str(extra["run"]), "session_id": str(b.session.public_id),
+        "token_id": str(b.token.public_id), "trace_id": b.turn.trace_id, "study_id": str(extra["study"].public_id),
+        "run_id": str(extra["run"].public_id), "session_id": str(b.session.public_id),
     }
 
 
@@ -238,7 +238,16 @@ def test_the_matrix_sees_every_api_url():
 
 # Client-facing ids: a UUID in every URL; the integer key is never a route.
 PUBLIC_ID_PARAMS = {"conversation_id": "conversation", "session_id": "session", "fact_id": "fact",
-                    "token_id": "token"}
+                    "token_id": "token", "run_id": "run", "study_id": "study"}
+
+
+def _staff_objects():
+    """An evaluation run and a study: staff resources, addressed by UUID like the client ones."""
+    from coaching.research.models import Study
+    from evaluation.models import EvalRun, EvalSet
+
+    return {"study": Study.objects.create(name="id-study", start_date="2026-01-05"),
+            "run": EvalRun.objects.create(eval_set=EvalSet.objects.create(name="id-set"))}
 
 
 def test_client_urls_take_public_uuids_only():
@@ -250,6 +259,7 @@ def test_client_urls_take_public_uuids_only():
 def test_integer_and_malformed_ids_are_a_404_in_the_error_shape(tenants):
     """With the caller's OWN objects: their integer keys, or a malformed id, find nothing."""
     a, _ = tenants
+    own = {**{name: getattr(a, name) for name in ("conversation", "session", "fact", "token")}, **_staff_objects()}
     checked = 0
     for route, callback, params in api_v1_patterns():
         wanted = set(params) & set(PUBLIC_ID_PARAMS)
@@ -257,7 +267,7 @@ def test_integer_and_malformed_ids_are_a_404_in_the_error_shape(tenants):
             continue
         for bad in ("pk", "not-a-uuid"):
             values = {"research_id": str(a.learner.research_id),
-                      **{p: str(getattr(a, PUBLIC_ID_PARAMS[p]).pk) if bad == "pk" else bad for p in wanted}}
+                      **{p: str(own[PUBLIC_ID_PARAMS[p]].pk) if bad == "pk" else bad for p in wanted}}
             url = _fill(route, values)
             for method in _methods(callback):
                 response = getattr(a.api, method)(url, WRITE_BODY if method in ("post", "patch") else None,
@@ -276,8 +286,8 @@ def test_isolation_matrix_every_endpoint_with_another_clients_ids(tenants):
     from memory.models import Fact
 
     a, b = tenants
-    extra = {"study": Study.objects.create(name="iso-study", start_date="2026-01-05").pk,
-             "run": EvalRun.objects.create(eval_set=EvalSet.objects.create(name="iso-set")).pk}
+    extra = {"study": Study.objects.create(name="iso-study", start_date="2026-01-05"),
+             "run": EvalRun.objects.create(eval_set=EvalSet.objects.create(name="iso-set"))}
     values = _fillers(b, extra)
     def state():
         return (Message.objects.filter(conversation__learner=b.learner).count(),

@@ -33,8 +33,8 @@ def _research_views():
                        OpenApiTypes.BINARY})),
         describe(base + "CodebookView", get=extend_schema(
             summary="The export's codebook (Markdown)",
-            parameters=[OpenApiParameter("study", OpenApiTypes.INT, description="add this study's date-shift "
-                                                                                "statement")],
+            parameters=[OpenApiParameter("study", OpenApiTypes.UUID, description="a study's id: add its date-shift "
+                                                                                 "statement")],
             responses={(200, "text/markdown"): OpenApiTypes.STR})),
         describe(base + "LearnerCalendarView", post=extend_schema(
             summary="Create or rotate a learner's calendar feed (the URL is shown once)", request=None,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import tempfile
+from uuid import UUID
 
 from django.core.handlers.asgi import ASGIRequest
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, StreamingHttpResponse
@@ -40,7 +41,7 @@ def _client_authentication() -> list:
 
 
 def export_filename(study: Study, exported_at: dt.datetime, ext: str) -> str:
-    return f"bloom-adherence-study{study.pk}-{exported_at:%Y%m%dT%H%M%SZ}.{ext}"
+    return f"bloom-adherence-study-{study.public_id}-{exported_at:%Y%m%dT%H%M%SZ}.{ext}"
 
 
 def export_response(*, request: HttpRequest, study: Study, fmt: str, via: str,
@@ -73,12 +74,14 @@ class StudyExportView(APIView):
         # `?format=csv|parquet` names the file format, not a DRF renderer.
         return super().perform_content_negotiation(request, force=True)
 
-    def get(self, request, pk: int):
+    def get(self, request, study_id: UUID):
+        """The study by its UUID; an integer matches no route (bloom/urls.py answers it with the
+        404 every route gives an integer)."""
         query = ExportQuerySerializer(data=request.query_params)
         if not query.is_valid():
             return error_response("invalid_format", "format must be csv or parquet", field="format")
         fmt = query.validated_data["format"]
-        study = Study.objects.filter(pk=pk).first()
+        study = Study.objects.filter(public_id=study_id).first()
         if study is None:
             return error_response("not_found", "no such study", status_code=404)
         return export_response(request=request._request, study=study, fmt=fmt, via="api",
@@ -92,9 +95,13 @@ class CodebookView(APIView):
         return super().perform_content_negotiation(request, force=True)
 
     def get(self, request):
-        """`?study=<id>` adds that study's statement on date shifting."""
+        """`?study=<id>` (the study's UUID) adds that study's statement on date shifting."""
         key = request.query_params.get("study", "")
-        study = Study.objects.filter(pk=int(key)).first() if key.isdigit() else None
+        try:
+            study = Study.objects.filter(public_id=UUID(key)).first() if key else None
+        except ValueError:  # an integer key too: studies are addressed by their UUID
+            return error_response("not_found", f"{key!r} is not a study id: studies are addressed by their UUID",
+                                  field="study", status_code=404)
         if key and study is None:
             return error_response("not_found", "no such study", field="study", status_code=404)
         return HttpResponse(codebook_markdown(study), content_type="text/markdown; charset=utf-8")

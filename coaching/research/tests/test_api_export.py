@@ -6,6 +6,7 @@ import asyncio
 import csv
 import datetime as dt
 import io
+import uuid
 
 import pytest
 from django.contrib.auth.models import Permission, User
@@ -42,7 +43,7 @@ def _user(username: str, *, staff: bool, perm: bool) -> User:
 
 
 def _url(study, fmt="csv"):
-    return reverse("research-study-export", args=[study.pk]) + f"?format={fmt}"
+    return reverse("research-study-export", args=[study.public_id]) + f"?format={fmt}"
 
 
 @pytest.mark.parametrize(
@@ -70,7 +71,8 @@ def test_export_streams_csv_and_logs_row_count(client, study):
     assert response.status_code == 200
     assert isinstance(response, StreamingHttpResponse)
     assert response["Content-Type"].startswith("text/csv")
-    assert "attachment" in response["Content-Disposition"]
+    # The file is named by the study's public id, never its integer key.
+    assert f'filename="bloom-adherence-study-{study.public_id}-' in response["Content-Disposition"]
     log = ExportLog.objects.get()
     assert log.row_count is None  # nothing produced yet: the body is lazy
     text = b"".join(response.streaming_content).decode()
@@ -100,8 +102,12 @@ def test_export_bad_format_and_missing_study(client, study):
     client.force_login(_user("researcher", staff=True, perm=True))
     bad = client.get(_url(study, "xlsx"))
     assert bad.status_code == 400 and bad.json()["error"]["field"] == "format"
-    missing = client.get(reverse("research-study-export", args=[study.pk + 999]))
+    missing = client.get(reverse("research-study-export", args=[uuid.uuid4()]))
     assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
+    # The integer key is no route: the same 404, in the same shape, that client routes give.
+    by_key = client.get(f"/api/v1/research/studies/{study.pk}/export?format=csv")
+    error = by_key.json()["error"]
+    assert by_key.status_code == 404 and error["code"] == "not_found" and "UUID" in error["message"], error
 
 
 def test_codebook_describes_every_column(client):
@@ -144,7 +150,11 @@ def test_export_can_leave_out_incomplete_weeks(client, study):
     assert complete == [r for r in full if r["week_complete"] == "true"] and len(complete) == len(full) - 3
 
 
-def test_codebook_for_an_unknown_study_is_a_404(client):
+def test_codebook_for_an_unknown_study_is_a_404(client, study):
     client.force_login(_user("staff", staff=True, perm=False))
-    response = client.get(reverse("research-codebook") + "?study=999999")
+    response = client.get(reverse("research-codebook") + f"?study={uuid.uuid4()}")
     assert response.status_code == 404 and response.json()["error"]["field"] == "study"
+    # The study's integer key is not its id either.
+    response = client.get(reverse("research-codebook") + f"?study={study.pk}")
+    error = response.json()["error"]
+    assert response.status_code == 404 and error["field"] == "study" and "UUID" in error["message"]

@@ -27,7 +27,7 @@ def study():
 
 def test_command_writes_csv_codebook_and_log(study, tmp_path):
     out = tmp_path / "export.csv"
-    call_command("export_adherence", "--study", str(study.pk), "--out", str(out), "--no-progress")
+    call_command("export_adherence", "--study", str(study.public_id), "--out", str(out), "--no-progress")
     with out.open() as fh:
         rows = list(csv.DictReader(fh))
     assert list(rows[0]) == COLUMN_NAMES and len(rows) > 12
@@ -96,7 +96,7 @@ def test_validate_accepts_the_written_file_and_catches_each_kind_of_drift(study,
     from coaching.research.validate import validate_export
 
     out = tmp_path / "export.csv"
-    call_command("export_adherence", "--study", str(study.pk), "--out", str(out), "--no-progress", "--validate")
+    call_command("export_adherence", "--study", str(study.public_id), "--out", str(out), "--no-progress", "--validate")
     report = validate_export(out, "csv", duration_weeks=4)
     assert report.ok and report.rows > 12
 
@@ -140,14 +140,14 @@ def test_validate_failure_exits_non_zero(study, tmp_path, monkeypatch):
     old_convention = [(name, lambda v, fmt=fmt: "NA" if v is None else fmt(v)) for name, fmt in export._FORMATTERS]
     monkeypatch.setattr(export, "_FORMATTERS", old_convention)
     with pytest.raises(CommandError, match="validation failed") as failed:
-        call_command("export_adherence", "--study", str(study.pk), "--out", str(tmp_path / "x.csv"),
+        call_command("export_adherence", "--study", str(study.public_id), "--out", str(tmp_path / "x.csv"),
                      "--no-progress", "--validate")
     assert failed.value.returncode == 1
 
 
 def test_summary_file_has_pooled_and_mean_of_ratios_per_arm(study, tmp_path):
     out = tmp_path / "export.csv"
-    call_command("export_adherence", "--study", str(study.pk), "--out", str(out), "--no-progress")
+    call_command("export_adherence", "--study", str(study.public_id), "--out", str(out), "--no-progress")
     rows = list(csv.DictReader(out.open()))
     summary = list(csv.DictReader((tmp_path / "export.csv.summary.csv").open()))
     for arm in ("coach", "tracker"):
@@ -176,5 +176,5 @@ def test_data_dictionary_page_renders_the_codebook_with_the_dates_statement(clie
     study.save()
     html = client.get(reverse("admin:research_study_codebook", args=[study.pk])).content.decode()
     assert "Dates: shifted" in html and study.secret not in html
-    api = client.get(reverse("research-codebook") + f"?study={study.pk}").content.decode()
+    api = client.get(reverse("research-codebook") + f"?study={study.public_id}").content.decode()
     assert "Dates: shifted" in api

@@ -397,7 +397,7 @@ def compare(expected: list[dict], readers: dict[str, list[dict]]) -> int:
 def export_files(study, tmp_path, label: str, *extra: str) -> tuple:
     csv_path, parquet_path = tmp_path / f"{label}.csv", tmp_path / f"{label}.parquet"
     for fmt, path in (("csv", csv_path), ("parquet", parquet_path)):
-        call_command("export_adherence", "--study", str(study.pk), "--format", fmt, "--out", str(path),
+        call_command("export_adherence", "--study", str(study.public_id), "--format", fmt, "--out", str(path),
                      "--validate", "--no-progress", *extra)
     return csv_path, parquet_path
 

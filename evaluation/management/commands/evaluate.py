@@ -12,7 +12,7 @@ from tqdm import tqdm
 
 from evaluation import compare
 from evaluation.models import EvalRun, EvalSet
-from evaluation.selectors import judge_calibration_for_comparison, run_export
+from evaluation.selectors import judge_calibration_for_comparison, run_export, run_find
 from evaluation.services.checking import run_recheck
 from evaluation.services.comparisons import comparison_create
 from evaluation.services.pairwise import pairwise_execute
@@ -39,10 +39,11 @@ class Command(BaseCommand):
         parser.add_argument("--slug", action="append", default=None, help="only these transcripts (repeatable)")
         parser.add_argument("--engine", choices=["coaching", "direct"], default="coaching")
         parser.add_argument("--no-judge", action="store_true", help="deterministic checks only")
-        parser.add_argument("--baseline", type=int, default=None, help="baseline run id to compare with")
+        parser.add_argument("--baseline", default=None,
+                            help="baseline run to compare with: its id (UUID, as `run <id>` lines show it)")
         parser.add_argument("--pairwise", action="store_true", help="also judge pairwise vs the baseline (both orders)")
         parser.add_argument("--label", default="")
-        parser.add_argument("--recheck", type=int, default=None,
+        parser.add_argument("--recheck", default=None,
                             help="re-run the deterministic checks on an existing run (no model calls), then "
                                  "summarise/compare it instead of replaying")
         parser.add_argument("--json", default=None, help="write the run export (and comparison) to this file")
@@ -61,13 +62,13 @@ class Command(BaseCommand):
             raise CommandError(f"no eval set named {opts['set']!r} (load it with `manage.py load_eval_set`)")
         baseline = None
         if opts["baseline"] is not None:
-            baseline = EvalRun.objects.filter(pk=opts["baseline"]).first()
+            baseline = run_find(opts["baseline"])
             if baseline is None:
                 raise CommandError(f"baseline run {opts['baseline']} does not exist")
             if baseline.eval_set_id != eval_set.pk:
-                raise CommandError(f"baseline run {baseline.pk} used {baseline.eval_set}, not {eval_set}")
+                raise CommandError(f"baseline run {baseline.public_id} used {baseline.eval_set}, not {eval_set}")
         if opts["recheck"] is not None:
-            run = EvalRun.objects.filter(pk=opts["recheck"]).first()
+            run = run_find(opts["recheck"])
             if run is None:
                 raise CommandError(f"run {opts['recheck']} does not exist")
             run = run_recheck(run=run)
@@ -84,7 +85,8 @@ class Command(BaseCommand):
             total = min(total, opts["limit"])
         if opts["slug"]:
             total = len(opts["slug"])
-        self.stderr.write(f"run #{run.pk}: {eval_set} · coach {config['model']} · prompt {config['prompt_version']} "
+        self.stderr.write(f"run {run.public_id}: {eval_set} · coach {config['model']} "
+                          f"· prompt {config['prompt_version']} "
                           f"· judge {config['judge_model'] if config['judge'] else 'off'} × {config['repeats']}")
         with tqdm(total=total, unit="transcript", file=sys.stderr, dynamic_ncols=True) as bar:
             def done(transcript):
@@ -103,7 +105,7 @@ class Command(BaseCommand):
             if opts["pairwise"]:
                 pairwise = pairwise_execute(baseline=baseline, candidate=run,
                                             config={"judge_model": config["judge_model"], "seed": config["seed"]})
-                self.stdout.write(f"pairwise run #{pairwise.pk}: {json.dumps(pairwise.summary)}")
+                self.stdout.write(f"pairwise run {pairwise.public_id}: {json.dumps(pairwise.summary)}")
             thresholds = compare.Thresholds(check_rate_increase=opts["check_rate_threshold"],
                                             dimension_mean_drop=opts["dimension_drop_threshold"])
             # Judge scores decide nothing unless this judge passed the calibration gate
@@ -112,7 +114,8 @@ class Command(BaseCommand):
             comparison = comparison_create(baseline=baseline, candidate=run, thresholds=thresholds,
                                            pairwise_run=pairwise, judge_calibration=calibration)
             self._print_comparison(comparison)
-            out["comparison"] = {"id": comparison.pk, "verdict": comparison.verdict, "reasons": comparison.reasons,
+            out["comparison"] = {"baseline": baseline.public_id, "candidate": run.public_id,
+                                 "verdict": comparison.verdict, "reasons": comparison.reasons,
                                  "deltas": comparison.deltas, "thresholds": comparison.thresholds}
             if comparison.verdict == "regression":
                 exit_code = EXIT_REGRESSION
@@ -120,13 +123,13 @@ class Command(BaseCommand):
             Path(opts["json"]).write_text(json.dumps(out, indent=2, default=str))
             self.stderr.write(f"wrote {opts['json']}")
         if exit_code:
-            self.stderr.write(self.style.ERROR(f"REGRESSION vs run #{baseline.pk}"))
+            self.stderr.write(self.style.ERROR(f"REGRESSION vs run {baseline.public_id}"))
             sys.exit(exit_code)
 
     def _print_summary(self, run: EvalRun) -> None:
         s = run.summary
         w = self.stdout.write
-        w(f"run #{run.pk} done in {run.wall_time_s:.1f}s (replay {run.replay_time_s:.1f}s, "
+        w(f"run {run.public_id} done in {run.wall_time_s:.1f}s (replay {run.replay_time_s:.1f}s, "
           f"judge {run.judge_time_s:.1f}s);"
           f" {s.get('replies')} replies from {s.get('transcripts')} transcripts; coach calls {run.model_calls}, "
           f"judge calls {run.judge_calls}; engine {','.join(s.get('engine', []))}")
@@ -145,7 +148,7 @@ class Command(BaseCommand):
 
     def _print_comparison(self, comparison) -> None:
         w = self.stdout.write
-        w(f"comparison #{comparison.pk}: baseline #{comparison.baseline_id} → candidate #{comparison.candidate_id}: "
+        w(f"comparison: baseline {comparison.baseline.public_id} → candidate {comparison.candidate.public_id}: "
           f"{comparison.verdict.upper()}")
         for name, d in comparison.deltas.get("checks", {}).items():
             w(f"  {name:26s} {d['baseline']:5.2f} → {d['candidate']:5.2f}  ({d['delta']:+.2f})")

@@ -34,7 +34,7 @@ class Command(BaseCommand):
         t = Thresholds()
         w = self.stdout.write
         w(f"judge {result['judge_model']} on {result['set']} v{result['version']}: {result['items']} items"
-          f"{'' if result['complete'] else ' (incomplete)'}; stored as run #{result['run_id']}")
+          f"{'' if result['complete'] else ' (incomplete)'}; stored as run {result['run_id']}")
         w(f"  {'dimension':18s} {'spearman':>9s} {'exact':>7s} {'n':>5s} {'invalid':>8s}"
           f"   (gate: spearman >= {t.judge_min_spearman}, exact >= {t.judge_min_exact})")
         for dim, a in result["agreement"].items():

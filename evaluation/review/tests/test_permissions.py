@@ -161,7 +161,7 @@ def test_every_admin_that_shows_text_redacts_it():
 def test_auditor_cannot_export(client, world, auditor):
     client.force_login(auditor)
     study = world["study"]
-    response = client.get(f"/api/v1/research/studies/{study.pk}/export", {"format": "csv"})
+    response = client.get(f"/api/v1/research/studies/{study.public_id}/export", {"format": "csv"})
     assert response.status_code == 403
     response = client.post(reverse("admin:research_study_changelist"),
                            {"action": "export_csv", "_selected_action": [study.pk]})
@@ -173,7 +173,7 @@ def test_auditor_cannot_export(client, world, auditor):
 def test_researcher_can_export(client, world, researcher):
     """The 403 above is about the auditor, not a broken endpoint."""
     client.force_login(researcher)
-    response = client.get(f"/api/v1/research/studies/{world['study'].pk}/export", {"format": "csv"})
+    response = client.get(f"/api/v1/research/studies/{world['study'].public_id}/export", {"format": "csv"})
     assert response.status_code == 200
 
 

@@ -10,10 +10,10 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 from tqdm import tqdm
 
-from coaching.research import adherence, services
+from coaching.research import adherence, selectors, services
 from coaching.research.codebook import codebook_markdown
 from coaching.research.export import csv_chunks, export_records, summary_csv, write_parquet
-from coaching.research.models import Enrollment, Study
+from coaching.research.models import Enrollment
 from coaching.research.validate import validate_export
 
 
@@ -22,7 +22,7 @@ class Command(BaseCommand):
             "summary; --validate re-reads the written file and checks it against the codebook.")
 
     def add_arguments(self, parser):
-        parser.add_argument("--study", required=True, help="study id or exact name")
+        parser.add_argument("--study", required=True, help="study id (UUID, as the admin shows it) or exact name")
         parser.add_argument("--format", choices=["csv", "parquet"], default="csv")
         parser.add_argument("--out", required=True, help="output file ('-' = stdout, csv only)")
         parser.add_argument("--codebook", help="codebook path (default: <out>.codebook.md)")
@@ -36,7 +36,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **opts):
         key = opts["study"]
-        study = Study.objects.filter(pk=int(key)).first() if key.isdigit() else Study.objects.filter(name=key).first()
+        study = selectors.study_find(key)
         if study is None:
             raise CommandError(f"no study {key!r}")
         fmt, out_path = opts["format"], opts["out"]
