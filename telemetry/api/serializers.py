@@ -7,21 +7,35 @@ from telemetry.models import ModelCall
 
 
 class ModelCallOutput(serializers.ModelSerializer):
+    """The row stores the learner's and the conversation's integer keys (telemetry has no foreign
+    keys); the response names them by their public ids, looked up for a whole page at once
+    (`telemetry.api.views.public_refs`, passed as the `refs` context)."""
+
+    learner = serializers.SerializerMethodField(help_text="the learner's id (UUID)")
+    conversation = serializers.SerializerMethodField(help_text="the conversation's id (UUID)")
+
     class Meta:
         model = ModelCall
         fields = ("call_id", "trace_id", "parent_call_id", "operation", "provider", "request_model",
                   "response_model", "input_tokens", "output_tokens", "duration_ms", "time_to_first_token_ms",
-                  "status", "error_type", "error_message", "finish_reason", "attempt", "conversation_id",
-                  "learner_id", "agent", "loop_iteration", "service", "prompt_content", "response_content",
+                  "status", "error_type", "error_message", "finish_reason", "attempt", "conversation",
+                  "learner", "agent", "loop_iteration", "service", "prompt_content", "response_content",
                   "extra", "created_at")
+
+    @extend_schema_field(serializers.UUIDField(allow_null=True))
+    def get_learner(self, call: ModelCall):
+        return self.context["refs"]["learners"].get(call.learner_id)
+
+    @extend_schema_field(serializers.UUIDField(allow_null=True))
+    def get_conversation(self, call: ModelCall):
+        return self.context["refs"]["conversations"].get(call.conversation_id)
 
 
 class CallFilterInput(serializers.Serializer):
     operation = serializers.CharField(required=False, max_length=40)
     model = serializers.CharField(required=False, max_length=200)
     status = serializers.ChoiceField(required=False, choices=ModelCall.Status.choices)
-    learner = serializers.CharField(required=False, max_length=64,
-                                    help_text="the learner's id (UUID); a numeric internal id is also accepted")
+    learner = serializers.CharField(required=False, max_length=64, help_text="the learner's id (UUID)")
     trace = serializers.CharField(required=False, max_length=64)
     agent = serializers.CharField(required=False, max_length=100)
     since = serializers.DateTimeField(required=False)

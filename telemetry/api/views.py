@@ -3,7 +3,9 @@ Errors are the API's one shape (core.errors)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
+from uuid import UUID
 
 from drf_spectacular.utils import extend_schema
 from rest_framework.pagination import LimitOffsetPagination
@@ -12,6 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.errors import ApplicationError
+from core.identity.models import Conversation, Learner
 from telemetry import selectors, services
 from telemetry.api.serializers import (
     AggregateOutput,
@@ -23,6 +26,7 @@ from telemetry.api.serializers import (
     TraceOutput,
     WindowInput,
 )
+from telemetry.models import ModelCall
 
 
 class TelemetryAPIView(APIView):
@@ -30,21 +34,27 @@ class TelemetryAPIView(APIView):
 
 
 def _learner_pk(raw: str | None) -> int | None:
-    """Telemetry rows carry the internal learner key; clients know the learner's UUID."""
+    """Telemetry rows carry the internal learner key; clients know the learner's UUID (and only
+    that: an integer key is refused like any other non-UUID)."""
     if not raw:
         return None
-    if raw.isdigit():
-        return int(raw)
-    from uuid import UUID
-
-    from core.identity.models import Learner
-
     try:
         research_id = UUID(raw)
     except ValueError:
         raise ApplicationError("learner must be the learner's id (UUID)", field="learner") from None
     pk = Learner.objects.filter(research_id=research_id).values_list("pk", flat=True)
     return pk.first() or -1  # an unknown learner has no calls
+
+
+def public_refs(calls: Iterable[ModelCall]) -> dict[str, dict[int, UUID]]:
+    """The public ids of the learners and conversations these calls name: two queries a page."""
+    calls = list(calls)
+    learners = {c.learner_id for c in calls if c.learner_id is not None}
+    conversations = {c.conversation_id for c in calls if c.conversation_id is not None}
+    return {"learners": dict(Learner.objects.filter(pk__in=learners).values_list("pk", "research_id"))
+            if learners else {},
+            "conversations": dict(Conversation.objects.filter(pk__in=conversations).values_list("pk", "public_id"))
+            if conversations else {}}
 
 
 class CallListView(TelemetryAPIView):
@@ -62,11 +72,13 @@ class CallListView(TelemetryAPIView):
                                        since=f.get("since"), until=f.get("until"))
         paginator = LimitOffsetPagination()
         page = paginator.paginate_queryset(qs, request, view=self)
-        return paginator.get_paginated_response(ModelCallOutput(page, many=True).data)
+        return paginator.get_paginated_response(
+            ModelCallOutput(page, many=True, context={"refs": public_refs(page)}).data)
 
 
-def _node(node: dict[str, Any]) -> dict[str, Any]:
-    return {**ModelCallOutput(node["call"]).data, "children": [_node(c) for c in node["children"]]}
+def _node(node: dict[str, Any], refs: dict[str, dict[int, UUID]]) -> dict[str, Any]:
+    return {**ModelCallOutput(node["call"], context={"refs": refs}).data,
+            "children": [_node(c, refs) for c in node["children"]]}
 
 
 class TraceView(TelemetryAPIView):
@@ -76,8 +88,9 @@ class TraceView(TelemetryAPIView):
         if not roots:
             raise ApplicationError(f"no calls recorded for trace {trace_id}", code="not_found", field="trace_id",
                                    status=404)
-        count = len(selectors.trace_calls(trace_id=trace_id))
-        return Response({"trace_id": trace_id, "count": count, "calls": [_node(r) for r in roots]})
+        calls = selectors.trace_calls(trace_id=trace_id)
+        refs = public_refs(calls)
+        return Response({"trace_id": trace_id, "count": len(calls), "calls": [_node(r, refs) for r in roots]})
 
 
 class AggregatesView(TelemetryAPIView):

@@ -30,7 +30,9 @@ def test_list_with_filters(staff_client):
     judge = make_call(operation="judge", status="error", error_type="LLMTimeout", learner_id=2)
     body = staff_client.get(CALLS, {"operation": "judge"}).json()
     assert [r["call_id"] for r in body["results"]] == [judge.call_id]
-    assert staff_client.get(CALLS, {"learner": 1}).json()["count"] == 1
+    # The integer key is not a learner id (the UUID filter is tested below).
+    numeric = staff_client.get(CALLS, {"learner": 1})
+    assert numeric.status_code == 400 and numeric.json()["error"]["field"] == "learner"
     assert staff_client.get(CALLS, {"status": "error"}).json()["results"][0]["error_type"] == "LLMTimeout"
     since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 3600))
     assert staff_client.get(CALLS, {"since": since}).json()["count"] == 0
@@ -95,3 +97,20 @@ def test_learner_filter_takes_the_learners_uuid(staff_client):
     assert staff_client.get(CALLS, {"learner": str(uuid.uuid4())}).json()["count"] == 0
     bad = staff_client.get(CALLS, {"learner": "ana"})
     assert bad.status_code == 400 and bad.json()["error"]["field"] == "learner"
+
+
+def test_calls_name_learner_and_conversation_by_public_id(staff_client):
+    """Rows store integer keys; the list and the trace return the UUIDs a client knows, and no
+    integer key (a row whose learner is gone has none)."""
+    from coaching import services
+    from core.identity import services as identity_services
+    learner = services.learner_create(client=identity_services.api_client_create(name="tel-ids"))
+    conversation = services.conversation_start(learner=learner)
+    make_call(trace_id="ids", learner_id=learner.pk, conversation_id=conversation.pk)
+    make_call(trace_id="ids", learner_id=learner.pk + 1000, conversation_id=None)
+    rows = staff_client.get(CALLS, {"trace": "ids"}).json()["results"]
+    assert {(r["learner"], r["conversation"]) for r in rows} == {
+        (str(learner.research_id), str(conversation.public_id)), (None, None)}
+    assert all("learner_id" not in r and "conversation_id" not in r for r in rows)
+    trace = staff_client.get("/api/v1/telemetry/traces/ids").json()
+    assert {c["learner"] for c in trace["calls"]} == {str(learner.research_id), None}
