@@ -85,6 +85,8 @@ class LearnerProfile(models.Model):
 class Turn(models.Model):
     """Audit record of one chat turn: routing decision, context injected, tools, guards, timings."""
 
+    # The id a client sees (`GET /conversations/<id>/turns`); the integer key stays inside.
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     learner_message = models.OneToOneField(Message, on_delete=models.CASCADE, related_name="turn")
     reply = models.OneToOneField(
         Message, null=True, blank=True, on_delete=models.SET_NULL, related_name="produced_by_turn"
@@ -111,6 +113,8 @@ class Turn(models.Model):
 
 class Plan(models.Model):
     learner = models.ForeignKey(Learner, on_delete=models.CASCADE, related_name="plans")
+    # The id a client sees (`GET /learners/<id>/plans`); the integer key stays inside.
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     week_start = models.DateField()  # Monday of the week, in the learner's time zone
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -180,6 +184,8 @@ class CheckInOutcome(models.TextChoices):
 
 class CheckIn(models.Model):
     learner = models.ForeignKey(Learner, on_delete=models.CASCADE, related_name="checkins")
+    # The id a client sees (check-in lists and the check-in a POST creates); the integer key stays inside.
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     session = models.ForeignKey(PlannedSession, null=True, blank=True, on_delete=models.SET_NULL,
                                 related_name="checkins")
     message = models.ForeignKey(Message, null=True, blank=True, on_delete=models.SET_NULL, related_name="checkins")

@@ -182,6 +182,7 @@ class SessionOut(serializers.ModelSerializer):
 
 
 class PlanOut(serializers.ModelSerializer):
+    id = serializers.UUIDField(source="public_id", read_only=True)
     learner = serializers.UUIDField(source="learner.research_id", read_only=True)
     sessions = SessionOut(many=True, read_only=True)
 
@@ -230,6 +231,7 @@ class CheckInIn(serializers.Serializer):
 
 
 class CheckInOut(serializers.ModelSerializer):
+    id = serializers.UUIDField(source="public_id", read_only=True)
     learner = serializers.UUIDField(source="learner.research_id", read_only=True)
     session = serializers.UUIDField(source="session.public_id", allow_null=True, read_only=True)
     message = serializers.IntegerField(source="message_id", allow_null=True, read_only=True)
@@ -247,6 +249,7 @@ class CheckInCreatedOut(CheckInOut):
 
 
 class TurnOut(serializers.ModelSerializer):
+    id = serializers.UUIDField(source="public_id", read_only=True)
     learner_message = serializers.IntegerField(source="learner_message_id", read_only=True)
     reply = serializers.IntegerField(source="reply_id", allow_null=True, read_only=True)
     tools = serializers.SerializerMethodField(help_text="names of the tools called in this turn")
