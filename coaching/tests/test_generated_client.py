@@ -2,9 +2,10 @@
 against a live server: typed request models in, typed response models out, the error shape as a
 typed model. If an operation loses its types, the generated call returns None or a dict and
 this test fails. The streamed reply (`Accept: text/event-stream`) goes through the generated
-client's httpx client, with the request the generated operation builds, and its final frame is read
-into the generated event model. Replies come from the scripted FAKE model; memory search uses
-real MiniLM."""
+client's public surface only: its httpx client (`get_httpx_client()`, base URL and token set), the
+operation's path from the schema it was generated from and a body from the generated request
+model's `to_dict()`; the final frame is read into the generated event model. Replies come from
+the scripted FAKE model; memory search uses real MiniLM."""
 
 from __future__ import annotations
 
@@ -47,8 +48,13 @@ def generated(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Warning" not in done.stdout, done.stdout  # every operation and model was generated
     sys.path.insert(0, str(tmp_path))
+
+    def load(name: str):
+        return importlib.import_module(f"bloom_client.{name}")
+
+    load.schema = json.loads(schema.read_text())  # what the client was generated from
     try:
-        yield lambda name: importlib.import_module(f"bloom_client.{name}")
+        yield load
     finally:
         sys.path.remove(str(tmp_path))
         for name in [m for m in sys.modules if m == "bloom_client" or m.startswith("bloom_client.")]:
@@ -76,10 +82,13 @@ def test_generated_client_runs_the_quickstart(live_server, fake_model, settings,
                                                                                           " for a trip"))
     assert isinstance(turn, models.TurnReplyOut) and turn.reply.content and turn.specialist == "onboarding"
 
-    # The streamed reply: the generated request, sent with Accept: text/event-stream.
-    request = send._get_kwargs(conversation.id, body=models.MessageInRequest(content="About 3 hours a week"))
-    request["headers"]["Accept"] = "text/event-stream"
-    with client.get_httpx_client().stream(**request) as response:
+    # The streamed reply: OpenAPI 3.0 gives a generated client no streaming call, so the request is
+    # built from public parts: the operation's path in the schema, the generated body model.
+    [path] = [p for p, item in generated.schema["paths"].items()
+              if item.get("post", {}).get("operationId") == "conversations_messages_create"]
+    body = models.MessageInRequest(content="About 3 hours a week").to_dict()
+    with client.get_httpx_client().stream("POST", path.format(conversation_id=conversation.id), json=body,
+                                          headers={"Accept": "text/event-stream"}) as response:
         assert response.status_code == 200 and response.headers["content-type"].startswith("text/event-stream")
         frames = _sse_frames(response.iter_lines())
     assert [event for event, _ in frames][-1] == "final" and {e for e, _ in frames} <= {"token", "final"}
