@@ -7,6 +7,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
+from django.apps import apps
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
@@ -25,10 +26,9 @@ def test_existing_rows_each_get_their_own_public_id():
         executor.migrate([AFTER])
     finally:
         MigrationExecutor(connection).migrate(executor.loader.graph.leaf_nodes("research"))
-    from coaching.research.models import Study
-
-    ids = list(Study.objects.filter(pk__in=pks).values_list("public_id", flat=True))
+    study = apps.get_model("research", "Study")  # by label: core imports no app above it
+    ids = list(study.objects.filter(pk__in=pks).values_list("public_id", flat=True))
     assert len(ids) == 3 and len(set(ids)) == 3 and all(isinstance(i, uuid.UUID) for i in ids)
-    field = Study._meta.get_field("public_id")
+    field = study._meta.get_field("public_id")
     assert field.unique and not field.null and field.default is uuid.uuid4
-    assert Study.objects.create(name="new", start_date="2026-01-05").public_id not in ids
+    assert study.objects.create(name="new", start_date="2026-01-05").public_id not in ids
