@@ -310,23 +310,44 @@ def entities(text: str, labels: list[str], *, threshold: float | None = None) ->
     `threshold=None` uses the one chosen when the model was built (on a validation split), else 0.5."""
     if not isinstance(text, str):
         raise ValueError("text must be a string")
+    return entities_many([text], labels, threshold=threshold)[0]
+
+
+def entities_many(texts: list[str], labels: list[str], *, threshold: float | None = None) -> list[list[EntitySpan]]:
+    """`entities` for many texts in one batched model call (one telemetry row), in input order.
+    Blank texts get no spans and are not sent."""
+    if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+        raise ValueError("texts must be a list of strings")
     if not isinstance(labels, list | tuple) or not labels or not all(isinstance(x, str) and x for x in labels):
         raise ValueError("labels must be a non-empty list of strings")
     if threshold is not None and not 0.0 <= float(threshold) <= 1.0:
         raise ValueError("threshold must be between 0 and 1")
-    if not text.strip():
-        return []
+    sent = [i for i, t in enumerate(texts) if t.strip()]
+    out: list[list[EntitySpan]] = [[] for _ in texts]
+    if not sent:
+        return out
     model = str(llm_setting("BLOOM_ENTITY_MODEL", "local"))
     provider = providers.entity_provider()
+    batch = [texts[i] for i in sent]
 
-    def run(attempt: _Attempt) -> list[EntitySpan]:
-        spans, dropped = provider.predict(model, text, list(labels), threshold)
+    def run(attempt: _Attempt) -> list[list[EntitySpan]]:
+        found = provider.predict_many(model, batch, list(labels), threshold)
+        if len(found) != len(batch):
+            raise LLMInvalidOutput(f"gliner returned {len(found)} results for {len(batch)} texts")
         attempt.record.response_model = model
-        attempt.record.extra.update({"n_spans": len(spans), "dropped_spans": dropped})
-        attempt.end_ok(response=[{"text": s.text, "label": s.label, "start": s.start} for s in spans])
-        return spans
+        attempt.record.extra.update({"n_spans": sum(len(s) for s, _ in found),
+                                     "dropped_spans": sum(d for _, d in found)})
+        if len(batch) > 1:
+            attempt.record.extra["n_texts"] = len(batch)
+        shown = [[{"text": s.text, "label": s.label, "start": s.start} for s in spans] for spans, _ in found]
+        attempt.end_ok(response=shown if len(batch) > 1 else shown[0])
+        return [spans for spans, _ in found]
 
-    return _with_retries(operation="entities", provider="gliner", model=model, prompt=text, run=run)
+    prompt = batch if len(batch) > 1 else batch[0]  # one text is recorded as before: the text itself
+    for i, spans in zip(sent, _with_retries(operation="entities", provider="gliner", model=model, prompt=prompt,
+                                            run=run), strict=True):
+        out[i] = spans
+    return out
 
 
 # --- health -------------------------------------------------------------------------------------

@@ -65,4 +65,9 @@ class EntityProvider(Protocol):
         """Spans that are exact substrings at their offsets, and how many were dropped as not."""
         ...
 
+    def predict_many(self, model: str, texts: list[str], labels: list[str],
+                     threshold: float | None) -> list[tuple[list[EntitySpan], int]]:
+        """`predict` for many texts in one batched call, results in input order."""
+        ...
+
     def health(self, model: str) -> tuple[bool, str]: ...
