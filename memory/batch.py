@@ -1,11 +1,11 @@
 """Many-item ingest with one broker connection for its follow-up tasks.
 
-`services.facts_ingest` writes one outbox row per new fact (`memory.extract_entities`) and one
-for a due summary, each published after commit over a fresh, checked broker connection: for a
-batch of 100 facts that was 100 connections and queue declarations, most of the time a batch
-took. Here the rows the batch wrote are published together right after commit over ONE fresh
-connection, checked once; the per-row publish that the service registered then finds its row
-sent and does nothing.
+`services.facts_ingest` writes one outbox row for the entity extraction of all the facts it
+created (`memory.extract_entities`, taking their ids) and one for a due summary, each published
+after commit over a fresh, checked broker connection. Here the rows the batch wrote are published
+together right after commit over ONE fresh connection, checked once; the per-row publish that the
+service registered then finds its row sent and does nothing. (Before the entity task took a list,
+a batch of 100 facts wrote 100 rows and made 100 publishes; see memory/README.md.)
 
 The outbox guarantee is unchanged: the rows commit with the facts; a row is marked sent only
 after its publish returned; a broker failure leaves that row and the ones after it pending for
@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from core.outbox.models import OutboxMessage
 from memory.ingest import ingest_facts
-from memory.services.ingest import IngestResult
+from memory.services.ingest import IngestResult, entities_dedup_key
 
 logger = logging.getLogger(__name__)
 
@@ -43,13 +43,12 @@ def ingest_batch(*, learner_id: int, items: list[dict[str, Any]], source_agent: 
 
 
 def _followup_rows(*, learner_id: int, created: Sequence[int], since: datetime) -> list[int]:
-    """The pending outbox rows this ingest wrote: entity extraction of each new fact (keyed by
-    fact id) and the learner's summary, if one became due."""
+    """The pending outbox rows this ingest wrote: the entity extraction of its new facts and the
+    learner's summary, if one became due."""
     if not created:
         return []
-    keys = [f"memory.extract_entities:{fid}" for fid in created]
     summary = Q(dedup_key__startswith=f"memory.summarize:{learner_id}:", created_at__gte=since)
-    return list(OutboxMessage.objects.filter(Q(dedup_key__in=keys) | summary, sent_at__isnull=True)
+    return list(OutboxMessage.objects.filter(Q(dedup_key=entities_dedup_key(created)) | summary, sent_at__isnull=True)
                 .order_by("pk").values_list("pk", flat=True))
 
 

@@ -10,13 +10,13 @@ from celery import shared_task
 from django.db.models import Count, Q
 
 from core.identity.models import Message
-from core.llm import LLMError, LLMInvalidOutput, call_context, chat, embed, entities
+from core.llm import LLMError, LLMInvalidOutput, call_context, chat, embed, entities_many
 from core.outbox.services import outbox_resend_lost
 from memory import conf, rules
 from memory.extraction import FACTS_SCHEMA, extraction_messages, summary_messages
-from memory.models import EntityRun, ExtractionRun, Fact
+from memory.models import ExtractionRun, Fact
 from memory.services.consolidation import facts_consolidate
-from memory.services.entities import entities_record
+from memory.services.entities import FactSpans, entities_record_many
 from memory.services.ingest import extraction_record
 from memory.services.summaries import facts_archive_covered, summary_create, summary_enqueue_if_due
 from memory.services.tiers import tiers_apply
@@ -63,20 +63,32 @@ def extract_facts(self, message_id: int) -> dict[str, Any] | None:
 
 
 @shared_task(name="memory.extract_entities", bind=True, max_retries=len(RETRY_DELAYS))
-def extract_entities(self, fact_id: int) -> dict[str, int] | None:
-    fact = Fact.objects.filter(pk=fact_id).only("id", "learner_id", "content").first()
-    if fact is None or EntityRun.objects.filter(fact_id=fact_id).exists():
+def extract_entities(self, fact_ids: list[int] | int) -> dict[str, int] | None:
+    """Entities of the facts one ingest created (a whole batch: one message, one batched GLiNER
+    call, one transaction). Re-fetches the facts and skips the ones gone or already done, so a
+    re-delivered message writes nothing twice; retries only a transient model error. A single id
+    is what messages queued before batching carry."""
+    ids = [fact_ids] if isinstance(fact_ids, int) else [int(i) for i in fact_ids]
+    facts = list(Fact.objects.filter(pk__in=ids).exclude(entity_run__isnull=False).order_by("pk")
+                 .only("id", "learner_id", "content"))
+    if not facts:
         return None
     labels = conf.entity_labels()
+    learners = {f.learner_id for f in facts}
     try:
-        with call_context(service="memory.extract_entities", learner_id=fact.learner_id):
-            spans = entities(fact.content, labels, threshold=conf.entity_threshold())
+        with call_context(service="memory.extract_entities",
+                          learner_id=learners.pop() if len(learners) == 1 else None):
+            found = entities_many([f.content for f in facts], labels, threshold=conf.entity_threshold())
     except LLMError as exc:
         _retry(self, exc)
         return None
-    kept, dropped = rules.validate_spans(fact.content, list(spans), labels=labels)
-    run = entities_record(fact_id=fact_id, spans=kept, dropped=dropped)
-    return None if run is None else {"kept": run.kept, "dropped": run.dropped}
+    batch = []
+    for fact, spans in zip(facts, found, strict=True):
+        kept, dropped = rules.validate_spans(fact.content, list(spans), labels=labels)
+        batch.append(FactSpans(fact.pk, kept, dropped))
+    runs = entities_record_many(found=batch)
+    return {"facts": len(runs), "kept": sum(r.kept for r in runs.values()),
+            "dropped": sum(r.dropped for r in runs.values()), "skipped": len(ids) - len(runs)}
 
 
 @shared_task(name="memory.summarize", bind=True, max_retries=len(RETRY_DELAYS))
@@ -130,8 +142,13 @@ def _extracted(ids: list[int]) -> set[int]:
     return set(ExtractionRun.objects.filter(message_id__in=ids).values_list("message_id", flat=True))
 
 
-def _entities_done(ids: list[int]) -> set[int]:
-    return set(EntityRun.objects.filter(fact_id__in=ids).values_list("fact_id", flat=True))
+def _entities_done(batches: list[list[int] | int]) -> list[list[int] | int]:
+    """An entity message ran when none of its facts that still exist lacks its run (a deleted
+    fact has nothing left to do)."""
+    lists = [[b] if isinstance(b, int) else list(b) for b in batches]
+    waiting = set(Fact.objects.filter(pk__in={i for ids in lists for i in ids}, entity_run__isnull=True)
+                  .values_list("pk", flat=True))
+    return [b for b, ids in zip(batches, lists, strict=True) if not waiting.intersection(ids)]
 
 
 RESENDABLE_TASKS = {"memory.extract_facts": _extracted, "memory.extract_entities": _entities_done}

@@ -87,8 +87,9 @@ def outbox_resend(*, message_id: int) -> bool:
     return outbox_publish(message_id=message_id)
 
 
-# A check that tells, for the first arguments (ids) of some sent tasks, which of them ran: the
-# work leaves a marker row (an extraction run for a message, say), so "sent but never ran" shows.
+# A check that tells, for the first arguments (ids, or lists of ids) of some sent tasks, which of
+# them ran: the work leaves a marker row (an extraction run for a message, say), so "sent but
+# never ran" shows.
 DoneCheck = Callable[[list[Any]], Iterable[Any]]
 RESEND_AFTER = timedelta(minutes=15)  # longer than a normal backlog; redelivery is harmless anyway
 RESEND_WINDOW = timedelta(hours=6)  # how far back a sweep looks (it runs every 10 minutes)
@@ -125,11 +126,17 @@ def outbox_resend_lost(*, done_checks: Mapping[str, DoneCheck], now: datetime | 
     return out
 
 
+def _hashable(first: Any) -> Any:
+    """A first argument as a set member: a task taking a list of ids (one message for a batch)
+    is compared by its tuple."""
+    return tuple(first) if isinstance(first, list) else first
+
+
 def _resend_batch(batch: list[tuple[int, list, int]], done: DoneCheck, max_sends: int, out: dict[str, int]) -> bool:
-    finished = set(done([args[0] for _, args, _ in batch if args]))
+    finished = {_hashable(x) for x in done([args[0] for _, args, _ in batch if args])}
     for pk, args, attempts in batch:
         out["checked"] += 1
-        if not args or args[0] in finished:
+        if not args or _hashable(args[0]) in finished:
             continue
         if attempts >= max_sends:
             out["gave_up"] += 1

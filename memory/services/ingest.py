@@ -97,8 +97,8 @@ def facts_ingest(*, learner_id: int, facts: Sequence[rules.CleanFact], embedding
                  source_message_id: int | None = None, source_agent: str = "", service: str,
                  extras: Sequence[IngestExtra] | None = None) -> IngestResult:
     """Store validated facts for a learner: exact duplicates dropped, near duplicates strengthen the
-    older fact, conflicting near-matches are stored as surprises. Enqueues entity extraction for new
-    facts and a summary when the threshold is reached (outbox, after commit).
+    older fact, conflicting near-matches are stored as surprises. Enqueues one entity-extraction task for
+    all new facts and a summary when the threshold is reached (outbox, after commit).
 
     Set-wise: one query for exact duplicates, one for every item's nearest facts, one bulk insert;
     items are still decided in order, so an item is compared with the learner's facts and with the
@@ -260,11 +260,20 @@ def _apply_strengthening(ops: list[tuple[int, rules.CleanFact, float, str]], *, 
 
 
 def _enqueue_followups(*, learner_id: int, created: list[int]) -> None:
-    for fact_id in created:
-        outbox_enqueue(task_name="memory.extract_entities", args=[fact_id], queue="memory",
-                       dedup_key=f"memory.extract_entities:{fact_id}")
-    if created:
-        summary_enqueue_if_due(learner_id=learner_id)
+    """One entity-extraction message for all the facts this call created (the task takes the
+    list), not one per fact: a message per fact was an outbox row, an after-commit callback and a
+    broker publish each, most of a batch's ingest time. Keyed by the first new fact, which only
+    this call created."""
+    if not created:
+        return
+    outbox_enqueue(task_name="memory.extract_entities", args=[list(created)], queue="memory",
+                   dedup_key=entities_dedup_key(created))
+    summary_enqueue_if_due(learner_id=learner_id)
+
+
+def entities_dedup_key(created: Sequence[int]) -> str:
+    """The outbox key of the entity message for the facts one call created."""
+    return f"memory.extract_entities:{created[0]}+{len(created)}"
 
 
 def extraction_record(*, message_id: int, learner_id: int, facts: Sequence[rules.CleanFact],

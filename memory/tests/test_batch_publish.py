@@ -1,5 +1,6 @@
-"""A batch's follow-up tasks reach the broker over one connection after commit (memory/batch.py),
-and a broker outage leaves them pending for the relay, as the outbox promises."""
+"""A batch's follow-up work is ONE entity message naming all its new facts (plus a due summary),
+published over one connection after commit (memory/batch.py), and a broker outage leaves it
+pending for the relay, as the outbox promises."""
 
 from __future__ import annotations
 
@@ -39,29 +40,33 @@ def connections(monkeypatch):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_batch_publishes_its_followups_together_and_marks_them_sent(learner, connections, monkeypatch):
+def test_a_batch_publishes_one_entity_message_for_all_its_facts(learner, connections, monkeypatch):
     published: list[tuple[str, list]] = []
     real_send = current_app.send_task
     monkeypatch.setattr(current_app, "send_task",
                         lambda name, **kw: published.append((name, kw["args"])) or real_send(name, **kw))
     result = ingest_batch(learner_id=learner.pk, items=_items(), source_agent="test", service="test")
     assert len(result.created) == len(CONTENTS)
-    rows = OutboxMessage.objects.filter(task_name="memory.extract_entities",
-                                        args__0__in=result.created)
-    assert rows.count() == len(CONTENTS) and not rows.filter(sent_at__isnull=True).exists()
-    assert set(rows.values_list("attempts", flat=True)) == {1}  # each sent once, not again per row
-    assert sorted(a[0] for n, a in published if n == "memory.extract_entities") == sorted(result.created)
+    row = OutboxMessage.objects.get(task_name="memory.extract_entities")
+    assert row.args == [result.created] and row.sent_at is not None and row.attempts == 1  # sent once
+    # One entity publish for five facts; the summary the batch made due goes over the same connection.
+    assert [p for p in published if p[0] == "memory.extract_entities"] == [("memory.extract_entities",
+                                                                             [result.created])]
+    assert [name for name, _ in published if name != "memory.extract_entities"] == ["memory.summarize"]
     assert len(connections) == 1
+    # A batch that creates nothing (all duplicates) has nothing to extract: no message, no connection.
+    again = ingest_batch(learner_id=learner.pk, items=_items(), source_agent="test", service="test")
+    assert again.duplicates == len(CONTENTS) and len(connections) == 1
+    assert OutboxMessage.objects.filter(task_name="memory.extract_entities").count() == 1
 
 
 @pytest.mark.django_db(transaction=True)
 def test_broker_down_leaves_the_batch_pending_and_the_relay_sends_it(learner, broker_down, monkeypatch):
     result = ingest_batch(learner_id=learner.pk, items=_items(), source_agent="test", service="test")
     assert Fact.objects.filter(learner=learner).count() == len(CONTENTS)  # the facts are stored
-    pending = OutboxMessage.objects.filter(task_name="memory.extract_entities", args__0__in=result.created,
-                                           sent_at__isnull=True)
-    assert pending.count() == len(CONTENTS)
+    pending = OutboxMessage.objects.filter(task_name="memory.extract_entities", sent_at__isnull=True)
+    assert list(pending.values_list("args", flat=True)) == [[result.created]]
     assert pending.exclude(last_error="").exists()
     monkeypatch.undo()  # the broker is back
-    assert outbox_relay() >= len(CONTENTS)
+    assert outbox_relay() >= 1
     assert not pending.exists()

@@ -60,10 +60,10 @@ def test_extract_entities_task_builds_graph(gliner_model, learner):
     expected, dropped = rules.validate_spans(text, list(entities(text, conf.entity_labels(),
                                                                  threshold=conf.entity_threshold())),
                                              labels=conf.entity_labels())
-    out = tasks.extract_entities(fid)
-    assert out == {"kept": len(expected), "dropped": dropped}
+    out = tasks.extract_entities([fid])
+    assert out == {"facts": 1, "kept": len(expected), "dropped": dropped, "skipped": 0}
     stored = sorted(Mention.objects.filter(fact_id=fid).values_list("start", "end", "text"))
     assert stored == sorted((sp.start, sp.end, sp.text) for sp in expected)
     canon = {(rules.canonical_entity(sp.text), sp.label) for sp in expected}
     assert set(Entity.objects.filter(learner=learner).values_list("canonical_name", "label")) == canon
-    assert tasks.extract_entities(fid) is None  # idempotent
+    assert tasks.extract_entities([fid]) is None and tasks.extract_entities(fid) is None  # idempotent

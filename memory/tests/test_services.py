@@ -80,8 +80,9 @@ def test_unrelated_fact_is_inserted_and_followups_enqueued(learner, settings):
     r = ingest(learner, "The learner is learning Spanish for a trip to Madrid.",
                "The learner gets distracted by their phone.", "The learner finished chapter 3 of the textbook.")
     assert len(r.created) == 3
-    tasks = sorted(OutboxMessage.objects.values_list("task_name", flat=True))
-    assert tasks == ["memory.extract_entities"] * 3 + ["memory.summarize"]
+    tasks = sorted(OutboxMessage.objects.values_list("task_name", "args"))
+    # One entity message for the three new facts (the task takes their ids), not one per fact.
+    assert tasks == [("memory.extract_entities", [r.created]), ("memory.summarize", [learner.pk])]
 
 
 def test_summary_create_marks_facts_and_archives_old_covered(learner, settings):

@@ -33,7 +33,8 @@ def test_extract_facts_writes_validated_facts_once(fake_chat, learner, make_mess
     facts = {f.fact_type: f for f in Fact.objects.filter(learner=learner)}
     assert facts["barrier"].confidence == 0.5  # "high" → documented default
     assert facts["preference"].source_message_id == msg.pk and facts["preference"].source_agent == "extractor"
-    assert OutboxMessage.objects.filter(task_name="memory.extract_entities").count() == 2
+    entity_rows = OutboxMessage.objects.filter(task_name="memory.extract_entities")
+    assert list(entity_rows.values_list("args", flat=True)) == [[out["created"]]]  # one message, both ids
     # Prompt carries the target message; the schema constrains the output.
     request = fake_chat.requests[0]
     assert request.schema is not None and msg.content in request.messages[-1]["content"]
