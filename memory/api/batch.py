@@ -1,8 +1,10 @@
 """Batch ingest: `POST /api/v1/memory/learners/<uuid>/facts/batch` with up to BATCH_MAX_ITEMS items,
 each with optional `occurred_at`, `external_id` and `metadata`. Every dedup, restatement and
 surprise rule applies exactly as for single facts (services.facts_ingest, set-wise); embeddings are
-computed in one batched call and the follow-up tasks go to the broker together (memory/batch.py).
-The response says, per item and in order, what happened, so a client can reconcile its own records:
+computed in one batched call, and the follow-ups (one entity message for all new facts, a due
+summary) go to the broker together (memory/batch.py). The MCP tool `memory_ingest_batch` is this
+same code (`batch_ingest`). The response says, per item and in order, what happened, so a client
+can reconcile its own records:
 
     {"created": 2, "strengthened": 1, "duplicates": 1, "surprises": 0,
      "items": [{"index": 0, "outcome": "created", "fact_id": "9b1e…", "external_id": "m-1"},
@@ -18,6 +20,7 @@ before anything is written."""
 
 from __future__ import annotations
 
+from typing import Any
 from uuid import UUID
 
 from drf_spectacular.utils import extend_schema
@@ -73,15 +76,23 @@ class BatchOutputSerializer(serializers.Serializer):
     items = BatchItemOutSerializer(many=True)
 
 
+def batch_ingest(*, learner_id: int, data: Any, source_agent: str, service: str) -> dict[str, Any]:
+    """Validate a batch body (`{"items": [...]}`; raises the serializer's ValidationError, which the
+    one error handler renders), ingest it with its follow-ups published together, and return the
+    response body: counts and per-item outcomes with public ids. The REST endpoint and the MCP
+    tool `memory_ingest_batch` both answer with this, so they cannot drift apart."""
+    s = BatchInputSerializer(data=data)
+    s.is_valid(raise_exception=True)
+    result = ingest_batch(learner_id=learner_id, items=[dict(x) for x in s.validated_data["items"]],
+                          source_agent=source_agent, service=service)
+    return {"created": sum(1 for i in result.items if i.outcome == "created"),
+            "strengthened": len(result.strengthened), "duplicates": result.duplicates,
+            "surprises": len(result.surprises), "items": ids.batch_items_out([i.as_dict() for i in result.items])}
+
+
 class LearnerFactsBatchView(MemoryView):
     @extend_schema(request=BatchInputSerializer, responses={201: BatchOutputSerializer})
     def post(self, request: Request, research_id: UUID) -> Response:
         learner = self.learner(request, research_id)
-        s = BatchInputSerializer(data=request.data)
-        s.is_valid(raise_exception=True)
-        result = ingest_batch(learner_id=learner.pk, items=[dict(x) for x in s.validated_data["items"]],
-                              source_agent="api", service="memory.api.batch")
-        body = {"created": sum(1 for i in result.items if i.outcome == "created"),
-                "strengthened": len(result.strengthened), "duplicates": result.duplicates,
-                "surprises": len(result.surprises), "items": ids.batch_items_out([i.as_dict() for i in result.items])}
+        body = batch_ingest(learner_id=learner.pk, data=request.data, source_agent="api", service="memory.api.batch")
         return Response(body, status=status.HTTP_201_CREATED)

@@ -34,10 +34,30 @@ async def _drive(params, learner: str):
             refused = None
         except Exception as exc:  # the SDK raises the protocol error
             refused = str(exc)
+        batch = await _batch_calls(client, learner)
         # Facts are named by their public id: an integer key finds nothing, the UUID is forgotten.
         by_key = await client.call_tool("memory_forget", {"fact_id": "1"})
         forgot = await client.call_tool("memory_forget", {"fact_id": _text(ingest)["created"][0]})
-        return names, ingest, query, other, (listed, facts, context, refused), (by_key, forgot)
+        return names, ingest, query, other, (listed, facts, context, refused), (by_key, forgot), batch
+
+
+BATCH_ITEMS = [
+    {"content": "I practise piano scales every morning.", "external_id": "note-1",
+     "occurred_at": "2026-11-30T08:00:00Z", "metadata": {"source": "notes"}},
+    {"content": "I always review Anki flashcards on the bus.", "external_id": "note-2"},  # memory_ingest stored it
+    {"content": "I practise piano scales every morning.", "external_id": "note-3"},  # item 0 again
+]
+
+
+async def _batch_calls(client, learner: str):
+    """memory_ingest_batch: the learner by its UUID; a resend of the same call; one bad item; another
+    learner."""
+    first = await client.call_tool("memory_ingest_batch", {"items": BATCH_ITEMS, "learner": learner})
+    resent = await client.call_tool("memory_ingest_batch", {"items": BATCH_ITEMS[:1]})
+    bad = await client.call_tool("memory_ingest_batch", {"items": [{"content": "Fine."}, {"content": ""},
+                                                                   {"content": "x", "fact_type": "gossip"}]})
+    other = await client.call_tool("memory_ingest_batch", {"items": BATCH_ITEMS, "learner": str(uuid.uuid4())})
+    return first, resent, bad, other
 
 
 def _text(result) -> dict:
@@ -61,8 +81,8 @@ def test_stdio_client_ingests_then_queries_with_source(requires_postgres, make_l
            "PYTHONPATH": str(ROOT)}
     params = StdioServerParameters(command=sys.executable, args=["manage.py", "mcp_memory", "--learner",
                                                                  str(learner.research_id)], env=env, cwd=str(ROOT))
-    names, ingest, query, other, resources, forget = anyio.run(_drive, params, str(learner.research_id))
-    assert {"memory_query", "memory_ingest", "memory_forget"} <= names
+    names, ingest, query, other, resources, forget, batch = anyio.run(_drive, params, str(learner.research_id))
+    assert {"memory_query", "memory_ingest", "memory_ingest_batch", "memory_forget"} <= names
     assert len(_text(ingest)["created"]) == 1
     hits = _text(query)["results"]
     assert hits[0]["content"] == "I always review Anki flashcards on the bus."
@@ -86,3 +106,32 @@ def test_stdio_client_ingests_then_queries_with_source(requires_postgres, make_l
     assert not forgot.is_error and not Fact.objects.filter(public_id=hits[0]["fact_id"]).exists()
     ModelCall = apps.get_model("telemetry", "ModelCall")
     assert ModelCall.objects.filter(service="memory.mcp", learner_id=learner.pk).count() >= 2  # ingest + query
+    _check_batch(batch, learner, anki_fact=_text(ingest)["created"][0])
+
+
+def _check_batch(batch, learner, *, anki_fact: str):
+    """The per-item outcomes of the REST batch endpoint (same code), public ids only; refusals are
+    MCP tool errors carrying the REST error body."""
+    Fact = apps.get_model("memory", "Fact")
+    first, resent, bad, other = batch
+    assert not first.is_error
+    body = _text(first)
+    assert (body["created"], body["duplicates"], body["strengthened"], body["surprises"]) == (1, 2, 0, 0)
+    created, known, again = body["items"]
+    assert created["outcome"] == "created" and created["external_id"] == "note-1"
+    fact = Fact.objects.get(public_id=created["fact_id"])
+    assert fact.learner_id == learner.pk and fact.metadata == {"source": "notes"} and fact.source_agent == "mcp"
+    assert fact.occurred_at.isoformat() == "2026-11-30T08:00:00+00:00"
+    assert known == {"index": 1, "outcome": "duplicate", "fact_id": anki_fact, "rule": "exact_duplicate",
+                     "external_id": "note-2"}
+    assert again == {"index": 2, "outcome": "duplicate", "fact_id": created["fact_id"], "rule": "exact_duplicate",
+                     "external_id": "note-3"}
+    # Sent again: the known external id makes it a duplicate of the fact it created (a safe retry).
+    assert _text(resent)["items"] == [{"index": 0, "outcome": "duplicate", "fact_id": created["fact_id"],
+                                       "rule": "exact_duplicate", "external_id": "note-1"}]
+    assert bad.is_error
+    error = json.loads(bad.content[0].text[bad.content[0].text.index("{"):])["error"]
+    assert error["field"] == "items.1.content"
+    assert {e["field"] for e in error["errors"]} == {"items.1.content", "items.2.fact_type"}
+    assert not Fact.objects.filter(learner=learner, content="Fine.").exists()  # nothing of a refused call
+    assert other.is_error and '"forbidden"' in other.content[0].text

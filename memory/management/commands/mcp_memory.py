@@ -3,7 +3,9 @@
     python manage.py mcp_memory --learner 6f1c…-…      # the learner's id (UUID), as the REST API gives it
     python manage.py mcp_memory --client 7             # tools then take `learner` (UUID), scoped to that client
 
-Tools: `memory_query` (raw passages with sources; no chat model), `memory_ingest`, `memory_forget`.
+Tools: `memory_query` (raw passages with sources; no chat model), `memory_ingest`,
+`memory_ingest_batch` (many items in one call, with the per-item outcomes of the REST batch
+endpoint: the same code, memory.api.batch.batch_ingest), `memory_forget`.
 Resources: `memory://learners/{learner}/context` (the block the coach reads) and
 `memory://learners/{learner}/facts` (live facts, JSON); a learner-scoped server also lists its
 learner's two resources. A refused call (bad input, another learner, unknown fact) is an MCP
@@ -22,12 +24,14 @@ from typing import Any
 from uuid import UUID
 
 from django.core.management.base import BaseCommand, CommandError
+from rest_framework.exceptions import ValidationError
 
-from core.errors import ApplicationError
+from core.errors import ApplicationError, api_exception_handler
 from core.identity.models import ApiClient, Learner
 from core.llm import call_context
 from memory import selectors
 from memory.api import ids, queries
+from memory.api.batch import batch_ingest
 from memory.ingest import ingest_facts, ingest_text
 from memory.services.forget import fact_delete, learner_forget
 
@@ -86,6 +90,8 @@ def build_server(scope: Scope):
             return work()
         except ApplicationError as exc:
             raise ToolError(_error_text(exc)) from None
+        except ValidationError as exc:  # input checked by a REST serializer: the REST body, every error listed
+            raise ToolError(json.dumps(api_exception_handler(exc, {}).data)) from None
 
     def read(learner: str | None, work):
         try:
@@ -120,6 +126,19 @@ def build_server(scope: Scope):
                 else:
                     raise ApplicationError("give text or facts", field="text")
             return json.dumps(ids.ingest_out(result.as_dict()), default=str)
+        return run(work)
+
+    @server.tool(description="Store many items in one call (at most 1,000): each {content, fact_type?, confidence?, "
+                             "occurred_at? (ISO 8601), external_id? (your own id; a resend of a known one is a "
+                             "duplicate), metadata? (object, returned on every hit)}. Returns, per item and in "
+                             "order, what happened: created, surprise (conflicts_with), strengthened or "
+                             "duplicate, with the fact_id that now holds it. One invalid item rejects the call.")
+    def memory_ingest_batch(items: list[dict[str, Any]], learner: str | None = None) -> str:
+        def work():
+            lid = scope.resolve(learner)
+            with call_context(service="memory.mcp", learner_id=lid, agent="mcp"):
+                body = batch_ingest(learner_id=lid, data={"items": items}, source_agent="mcp", service="memory.mcp")
+            return json.dumps(body, default=str)
         return run(work)
 
     @server.tool(description="Forget: delete one fact (fact_id, the fact's id as memory_query and the facts "
