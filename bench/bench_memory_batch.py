@@ -12,8 +12,9 @@ embeddings (the rules, the store and the outbox alone); for client-sent embeddin
 of each batch as they are now (ONE entity message naming all new facts) against the code before
 it (one outbox row and publish per new fact, reproduced below in `_per_fact_followups` and
 `_per_fact_rows`), requests of the two arms interleaved so machine load hits both alike, with the
-broker publishes and connections per request counted; the entity task over 100 of these facts as
-one batched GLiNER call against one task per fact; search p50/p95 over the stack and in-process."""
+broker publishes and connections per request counted; the batch serializer with the vector field
+as it was and as it is; the entity task over 100 of these facts as one batched GLiNER call
+against one task per fact; search p50/p95 over the stack and in-process."""
 
 from __future__ import annotations
 
@@ -122,6 +123,32 @@ def _entity_rows(fact_ids: dict[str, list[int]], n: int) -> list[dict]:
     ]
 
 
+def _serializer_rows(body: list[dict]) -> list[dict]:
+    """The batch input serializer on the same 100 items with vectors: the vector field as it was
+    (DRF's ListField of FloatField, number by number) against `EmbeddingField` (one pass)."""
+    from rest_framework import serializers
+
+    from memory.api.batch import BatchInputSerializer, BatchItemSerializer
+
+    class OldItem(BatchItemSerializer):
+        embedding = serializers.ListField(child=serializers.FloatField(), required=False, allow_empty=False)
+
+    class OldInput(BatchInputSerializer):
+        items = OldItem(many=True, allow_empty=False)
+
+    data = {"items": body[:100]}
+    spent: dict[str, list[float]] = {"before": [], "now": []}
+    for _ in range(5):  # interleaved
+        for arm, cls in (("before", OldInput), ("now", BatchInputSerializer)):
+            started = time.perf_counter()
+            cls(data=data).is_valid(raise_exception=True)
+            spent[arm].append(time.perf_counter() - started)
+    return [{"bench": "memory.batch", "metric": f"batch serializer, 100 items with vectors ({arm})",
+             "value": 1000 * pct(values, 50), "unit": "ms",
+             "note": "DRF ListField(FloatField)" if arm == "before" else "EmbeddingField, one pass"}
+            for arm, values in spent.items()]
+
+
 def run(quick: bool) -> list[dict]:
     from celery import current_app
     from django.conf import settings
@@ -188,6 +215,7 @@ def run(quick: bool) -> list[dict]:
                  "value": c["publishes"] / requests, "unit": "publishes",
                  "note": f"{c['publishes']} publishes, {c['connections']} connections, {requests} requests"},
             ]
+        rows += _serializer_rows(body)
         rows += _entity_rows(fact_ids, 26 if quick else 101)
         learner = learners["one message per batch"]
         http, inproc = [], []

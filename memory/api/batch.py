@@ -20,6 +20,7 @@ before anything is written."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 from uuid import UUID
 
@@ -38,6 +39,26 @@ from memory.rules import FACT_TYPES
 BATCH_MAX_ITEMS = 1000
 
 
+class EmbeddingField(serializers.ListField):
+    """A list of numbers (ListField of FloatField) that takes the usual input, a JSON array of
+    finite numbers, in one pass: DRF's number-by-number field took ~0.5 ms a 384-d vector, about
+    50 ms of a 100-item batch. Anything else (strings, NaN, nulls, not a list) goes the
+    number-by-number way, with its per-number errors."""
+
+    def __init__(self, **kwargs):
+        super().__init__(child=serializers.FloatField(), **kwargs)
+
+    def to_internal_value(self, data):
+        if isinstance(data, list) and data and all(type(x) is float or type(x) is int for x in data):
+            try:
+                values = [float(x) for x in data]
+            except OverflowError:  # an integer too big for a float: the field's own error
+                return super().to_internal_value(data)
+            if all(map(math.isfinite, values)):
+                return values
+        return super().to_internal_value(data)
+
+
 class BatchItemSerializer(serializers.Serializer):
     content = serializers.CharField(max_length=conf.FACT_MAX_CHARS, trim_whitespace=True)
     fact_type = serializers.ChoiceField(choices=FACT_TYPES, required=False, default="insight")
@@ -46,7 +67,7 @@ class BatchItemSerializer(serializers.Serializer):
     external_id = serializers.CharField(required=False, allow_blank=True, max_length=EXTERNAL_ID_MAX_CHARS,
                                         help_text="the client's own id; a resend of a known id is a duplicate")
     metadata = serializers.DictField(required=False, help_text="free labels, returned on every search hit")
-    embedding = serializers.ListField(child=serializers.FloatField(), required=False, allow_empty=False)
+    embedding = EmbeddingField(required=False, allow_empty=False)
 
 
 class BatchInputSerializer(serializers.Serializer):

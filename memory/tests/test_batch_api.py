@@ -72,3 +72,30 @@ def test_batch_needs_items_and_the_callers_learner(api_learner, make_learner):
     r = api.post(f"{BASE}/learners/{stranger.research_id}/facts/batch", {"items": [{"content": "hi"}]},
                  format="json")
     assert r.status_code == 404 and not Fact.objects.exists()
+
+
+@pytest.mark.parametrize("value", [
+    [0.25, -1.0, 3.5], [1, 2.5, -3], ["1.5", 2.0], [float("nan"), 1.0], [float("inf")], [None, 1.0], [],
+    "0.1,0.2", [True, 1.0], [10 ** 400], {"a": 1.0},
+])
+def test_embedding_field_takes_numbers_in_one_pass_and_everything_else_as_before(value):
+    """The one-pass EmbeddingField gives what DRF's ListField of FloatField gives: the same floats,
+    or the same errors."""
+    from rest_framework import serializers
+
+    from memory.api.batch import EmbeddingField
+
+    def outcome(field):
+        try:
+            return "ok", field.run_validation(value)
+        except serializers.ValidationError as exc:
+            return "error", exc.detail
+        except Exception as exc:
+            return "raised", type(exc)
+
+    reference = serializers.ListField(child=serializers.FloatField(), allow_empty=False)
+    fast = EmbeddingField(allow_empty=False)
+    assert outcome(fast) == outcome(reference)
+    kind, values = outcome(fast)
+    if kind == "ok":
+        assert all(type(x) is float for x in values)

@@ -71,6 +71,15 @@ def test_embedding_and_query_validation():
         rules.validate_embedding([0.1] * 383 + [math.nan], dim=384)
     with pytest.raises(ApplicationError):
         rules.validate_embedding([0.1] * 10, dim=384)
+    # Floats take the one-pass check, anything else the loop: same values, same refusals.
+    assert rules.validate_embedding([0.5] * 384, dim=384) == [0.5] * 384
+    assert rules.validate_embedding((1,) * 384, dim=384) == [1.0] * 384
+    for zeros in ([0.0] * 384, [0] * 384):
+        with pytest.raises(ApplicationError, match="all zeros"):
+            rules.validate_embedding(zeros, dim=384)
+    for bad in ([0.1] * 383 + [math.inf], [0.1] * 383 + [True], [0.1] * 383 + ["0.1"]):
+        with pytest.raises(ApplicationError, match="non-finite or non-numeric"):
+            rules.validate_embedding(bad, dim=384)
     with pytest.raises(ApplicationError) as e:
         rules.validate_query("q" * 10_240)
     assert e.value.code == "query_too_long"
