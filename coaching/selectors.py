@@ -55,11 +55,12 @@ def conversation_latest(*, learner: Learner) -> Conversation | None:
 
 
 def messages_list(*, conversation: Conversation) -> QuerySet[Message]:
-    return conversation.messages.order_by("created_at", "id")
+    # A reply names its learner message by that message's public id: joined, not a query per row.
+    return conversation.messages.select_related("reply_to").order_by("created_at", "id")
 
 
 def reply_for(*, message: Message) -> Message | None:
-    return message.replies.filter(role=Role.COACH).order_by("id").first()
+    return message.replies.filter(role=Role.COACH).select_related("reply_to").order_by("id").first()
 
 
 def history_for(*, conversation: Conversation, before: Message, limit: int = HISTORY_LIMIT) -> list[Message]:
@@ -171,7 +172,9 @@ def checkins_for(*, learner: Learner) -> QuerySet[CheckIn]:
 
 
 def turns_for(*, conversation: Conversation) -> QuerySet[Turn]:
-    return Turn.objects.filter(learner_message__conversation=conversation).order_by("learner_message_id")
+    # Both messages are joined: a turn names them by their public ids.
+    return (Turn.objects.filter(learner_message__conversation=conversation).select_related("learner_message", "reply")
+            .order_by("learner_message_id"))
 
 
 def chat_link_learner(*, token: str) -> Learner | None:

@@ -32,16 +32,20 @@ def sse(event: str, data: dict[str, Any]) -> str:
 
 
 def final_payload(result) -> dict[str, Any]:
+    """The stored reply, named by public ids only (a client never sees a message's integer key)."""
     reply = result.reply
-    return {"message_id": reply.id, "content": reply.content, "specialist": reply.specialist,
-            "trace_id": reply.trace_id, "reply_to": reply.reply_to_id, "replaced": result.replaced}
+    learner_message = reply.reply_to  # the locked learner message persist() stored it with
+    return {"message_id": str(reply.public_id), "content": reply.content, "specialist": reply.specialist,
+            "trace_id": reply.trace_id, "reply_to": str(learner_message.public_id) if learner_message else None,
+            "replaced": result.replaced}
 
 
 class TurnStream:
     """Runs `turn_run` in a thread; events are (kind, payload) tuples on `self.events`."""
 
     def __init__(self, message: Message):
-        self.message_id = message.pk
+        self.message_id = message.pk  # the worker thread re-fetches by the key
+        self.public_id = str(message.public_id)  # what the frames name
         self.events: queue.Queue = queue.Queue()
         self.thread = threading.Thread(target=self._work, name=f"turn-{message.pk}", daemon=True)
 
@@ -57,11 +61,11 @@ class TurnStream:
             self.events.put(("final", final_payload(result)))
         except ModelDown as exc:
             self.events.put(("unavailable", {"message": str(exc), "retry_after": exc.retry_after,
-                                             "message_id": self.message_id}))
+                                             "message_id": self.public_id}))
         except Exception as exc:  # never leave the reader hanging; the message is kept
             Message.objects.filter(pk=self.message_id, status=MessageStatus.PENDING).update(
                 status=MessageStatus.UNANSWERED)
-            self.events.put(("error", {"message": f"turn failed: {type(exc).__name__}", "message_id": self.message_id}))
+            self.events.put(("error", {"message": f"turn failed: {type(exc).__name__}", "message_id": self.public_id}))
             raise
         finally:
             self.events.put((_END, None))

@@ -122,7 +122,7 @@ class CheckInListView(APIView):
     def get(self, request, research_id):
         """Newest first: what the learner reported, in the chat or through this API."""
         learner = learner_of_client(request, research_id)
-        rows = selectors.checkins_for(learner=learner).select_related("learner", "session")
+        rows = selectors.checkins_for(learner=learner).select_related("learner", "session", "message")
         return _page(request, self, rows, CheckInOut)
 
 

@@ -60,6 +60,11 @@ class LearnerOut(serializers.ModelSerializer):
 
 
 class MessageOut(serializers.ModelSerializer):
+    id = serializers.UUIDField(source="public_id", read_only=True)
+    # A coach reply's learner message, by its public id (reply_to is loaded with the row: the
+    # selectors select_related it, a fresh reply holds it already).
+    reply_to = serializers.UUIDField(source="reply_to.public_id", allow_null=True, read_only=True)
+
     class Meta:
         model = Message
         fields = ["id", "role", "content", "specialist", "status", "reply_to", "trace_id", "idempotency_key",
@@ -101,7 +106,7 @@ class TurnUnavailableDetail(serializers.Serializer):
     code = serializers.CharField()
     message = serializers.CharField()
     field = serializers.CharField(allow_null=True)
-    message_id = serializers.IntegerField(help_text="the learner's message, kept as unanswered")
+    message_id = serializers.UUIDField(help_text="the learner's message, kept as unanswered")
 
 
 class TurnUnavailableOut(serializers.Serializer):
@@ -117,23 +122,23 @@ class StreamTokenData(serializers.Serializer):
 
 
 class StreamFinalData(serializers.Serializer):
-    message_id = serializers.IntegerField(help_text="the coach's stored reply")
+    message_id = serializers.UUIDField(help_text="the coach's stored reply")
     content = serializers.CharField(help_text="the reply as stored (show this if `replaced`)")
     specialist = serializers.CharField(help_text="which specialist answered")
     trace_id = serializers.CharField(help_text="telemetry trace of the turn")
-    reply_to = serializers.IntegerField(allow_null=True, help_text="the learner's message")
+    reply_to = serializers.UUIDField(allow_null=True, help_text="the learner's message")
     replaced = serializers.BooleanField(help_text="true when the stored content differs from the streamed text")
 
 
 class StreamUnavailableData(serializers.Serializer):
     message = serializers.CharField()
     retry_after = serializers.FloatField(allow_null=True, help_text="seconds to wait before retrying")
-    message_id = serializers.IntegerField(help_text="the learner's message, kept as unanswered")
+    message_id = serializers.UUIDField(help_text="the learner's message, kept as unanswered")
 
 
 class StreamErrorData(serializers.Serializer):
     message = serializers.CharField()
-    message_id = serializers.IntegerField(help_text="the learner's message, kept as unanswered")
+    message_id = serializers.UUIDField(help_text="the learner's message, kept as unanswered")
 
 
 class StreamEvent(serializers.Serializer):
@@ -234,7 +239,8 @@ class CheckInOut(serializers.ModelSerializer):
     id = serializers.UUIDField(source="public_id", read_only=True)
     learner = serializers.UUIDField(source="learner.research_id", read_only=True)
     session = serializers.UUIDField(source="session.public_id", allow_null=True, read_only=True)
-    message = serializers.IntegerField(source="message_id", allow_null=True, read_only=True)
+    message = serializers.UUIDField(source="message.public_id", allow_null=True, read_only=True,
+                                    help_text="the learner's message that reported it (none through the API)")
 
     class Meta:
         model = CheckIn
@@ -250,8 +256,8 @@ class CheckInCreatedOut(CheckInOut):
 
 class TurnOut(serializers.ModelSerializer):
     id = serializers.UUIDField(source="public_id", read_only=True)
-    learner_message = serializers.IntegerField(source="learner_message_id", read_only=True)
-    reply = serializers.IntegerField(source="reply_id", allow_null=True, read_only=True)
+    learner_message = serializers.UUIDField(source="learner_message.public_id", read_only=True)
+    reply = serializers.UUIDField(source="reply.public_id", allow_null=True, read_only=True)
     tools = serializers.SerializerMethodField(help_text="names of the tools called in this turn")
 
     class Meta:

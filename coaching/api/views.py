@@ -123,11 +123,11 @@ class ConversationStartView(APIView):
         return Response(ConversationOut(conversation).data, status=status.HTTP_201_CREATED)
 
 
-def unavailable_response(exc_message: str, retry_after: float | None, message_id: int) -> Response:
+def unavailable_response(exc_message: str, retry_after: float | None, message: Message) -> Response:
     seconds = max(1, math.ceil(retry_after or 10))
     response = error_response("model_unavailable", exc_message, status_code=503,
                               headers={"Retry-After": str(seconds)})
-    response.data["error"]["message_id"] = message_id
+    response.data["error"]["message_id"] = str(message.public_id)  # the kept message, as MessageOut names it
     return response
 
 
@@ -149,7 +149,7 @@ def post_message(request, conversation, content: str, key: str | None):
         stream = TurnStream(message).start()
         first = stream.first()
         if first[0] == "unavailable":
-            return unavailable_response(first[1]["message"], first[1]["retry_after"], message.pk)
+            return unavailable_response(first[1]["message"], first[1]["retry_after"], message)
         if first[0] == "error":
             return error_response("turn_failed", "The reply could not be produced; your message was saved.",
                                   status_code=500)
@@ -157,7 +157,7 @@ def post_message(request, conversation, content: str, key: str | None):
     try:
         result = turn_run(message=message)
     except ModelDown as exc:
-        return unavailable_response(str(exc), exc.retry_after, message.pk)
+        return unavailable_response(str(exc), exc.retry_after, message)
     except Exception:
         services.message_mark_unanswered(message=message)  # a bug must not lose the message
         raise

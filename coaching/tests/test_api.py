@@ -104,13 +104,39 @@ def test_reply_persisted_once_idempotent_and_enqueues_extraction(api, fake_model
     assert body["message"]["status"] == "answered"
     r2 = http.post(url, {"content": "what's a good warm-up?"}, format="json", HTTP_IDEMPOTENCY_KEY="k1")
     assert r2.status_code == 200 and r2.json()["replayed"] is True
-    assert r2.json()["reply"]["id"] == body["reply"]["id"]
+    assert r2.json()["reply"]["id"] == body["reply"]["id"] and r2.json()["message"]["id"] == body["message"]["id"]
+    # Messages are named by their public ids, the replay too; the integer key never leaves.
+    learner_message = Message.objects.get(public_id=body["message"]["id"])
+    reply = Message.objects.get(public_id=body["reply"]["id"])
+    assert reply.reply_to == learner_message and body["reply"]["reply_to"] == str(learner_message.public_id)
+    assert body["message"]["reply_to"] is None and r2.json()["reply"]["reply_to"] == body["reply"]["reply_to"]
     assert Turn.objects.count() == 1 and Message.objects.filter(role="coach", reply_to__isnull=False).count() == 1
     assert fake_model.pending() == 0 and len(fake_model.requests) == 1  # no second model call
     turn = Turn.objects.get()
     assert turn.rule == "default" and turn.trace_id == body["reply"]["trace_id"]
     assert set(turn.timings) >= {"routing", "context", "model", "persistence", "total"}
-    assert OutboxMessage.objects.filter(task_name="memory.extract_facts", args=[body["message"]["id"]]).exists()
+    # The task inside takes the integer key.
+    assert OutboxMessage.objects.filter(task_name="memory.extract_facts", args=[learner_message.pk]).exists()
+
+
+def test_message_list_names_messages_by_public_id_in_one_query(api, django_assert_max_num_queries):
+    """The list gives each message's UUID and a reply's `reply_to` as its learner message's UUID;
+    reply_to is joined, so a longer page is no more queries."""
+    client, http = api
+    learner = onboarded_learner(client)
+    conversation = Conversation.objects.create(learner=learner)
+    pairs = []
+    for i in range(6):
+        asked = Message.objects.create(conversation=conversation, role="learner", content=f"question {i}")
+        pairs.append((asked, Message.objects.create(conversation=conversation, role="coach", content=f"answer {i}",
+                                                    reply_to=asked)))
+    url = f"/api/v1/conversations/{conversation.public_id}/messages"
+    with django_assert_max_num_queries(6):  # a constant few: the token, the conversation, count, page
+        page = http.get(url, {"limit": 12}).json()
+    by_id = {m["id"]: m for m in page["results"]}
+    for asked, reply in pairs:
+        assert by_id[str(asked.public_id)]["reply_to"] is None
+        assert by_id[str(reply.public_id)]["reply_to"] == str(asked.public_id)
 
 
 def test_extraction_switched_off_answers_without_enqueueing(api, fake_model, settings):
@@ -135,10 +161,11 @@ def test_model_down_returns_503_keeps_message_then_retry_answers(api, fake_model
     assert r.json()["error"]["code"] == "model_unavailable" and "saved" in r.json()["error"]["message"]
     kept = Message.objects.get(idempotency_key="k2")
     assert kept.status == MessageStatus.UNANSWERED and kept.content == "tell me something"
+    assert r.json()["error"]["message_id"] == str(kept.public_id)
     assert Turn.objects.get(learner_message=kept).outcome == "unavailable"
     fake_model.push("Here's one idea: practise floating.")
     r = http.post(url, {"content": "tell me something"}, format="json", HTTP_IDEMPOTENCY_KEY="k2")
-    assert r.status_code == 201
+    assert r.status_code == 201 and r.json()["message"]["id"] == str(kept.public_id)
     kept.refresh_from_db()
     assert kept.status == MessageStatus.ANSWERED
     assert Message.objects.filter(role="learner").count() == 1

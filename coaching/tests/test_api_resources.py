@@ -13,7 +13,7 @@ import pytest
 from django.utils import timezone
 
 from coaching import services
-from coaching.models import CheckIn, PlannedSession, SessionStatusChange, Turn
+from coaching.models import CheckIn, Message, PlannedSession, SessionStatusChange, Turn
 from coaching.tests.conftest import make_client, onboarded_learner
 
 pytestmark = pytest.mark.django_db
@@ -111,14 +111,22 @@ def test_turns_of_a_conversation_show_the_routing_decision(api):
     learner = onboarded_learner(client)
     conversation = services.conversation_start(learner=learner)
     message, _ = services.message_receive(conversation=conversation, content="I did it")
-    Turn.objects.create(learner_message=message, specialist="checkin", rule="report_done", reason="said done",
-                        trace_id="t" * 32, outcome="ok", tool_calls=[{"name": "log_checkin", "ok": True}])
+    reply = Message.objects.create(conversation=conversation, role="coach", content="Well done!", reply_to=message)
+    Turn.objects.create(learner_message=message, reply=reply, specialist="checkin", rule="report_done",
+                        reason="said done", trace_id="t" * 32, outcome="ok",
+                        tool_calls=[{"name": "log_checkin", "ok": True}])
     body = http.get(f"/api/v1/conversations/{conversation.public_id}/turns").json()
     assert body["count"] == 1
     turn = body["results"][0]
-    assert (turn["learner_message"], turn["specialist"], turn["rule"], turn["outcome"], turn["tools"]) == (
-        message.pk, "checkin", "report_done", "ok", ["log_checkin"])
+    # Both messages by their public ids, as the message list names them.
+    assert (turn["learner_message"], turn["reply"], turn["specialist"], turn["rule"], turn["outcome"],
+            turn["tools"]) == (str(message.public_id), str(reply.public_id), "checkin", "report_done", "ok",
+                               ["log_checkin"])
     assert "context_snapshot" not in turn
+    # A check-in the chat recorded names the learner message that reported it the same way.
+    services.checkin_log(learner=learner, outcome="completed", message=message)
+    checkin = http.get(f"/api/v1/learners/{learner.research_id}/checkins").json()["results"][0]
+    assert checkin["message"] == str(message.public_id)
 
 
 def test_another_clients_sessions_plans_checkins_and_turns_are_404(api):

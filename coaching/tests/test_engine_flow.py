@@ -112,7 +112,9 @@ def test_sse_framing_tokens_then_final(fake_model):
     assert tokens == ["Keep your chin down.", " Breathe out slowly."]
     final = json.loads(frames[-1].split("data: ", 1)[1])
     assert final["content"] == "Keep your chin down. Breathe out slowly." and final["replaced"] is False
-    assert Message.objects.filter(role="coach", reply_to__isnull=False).count() == 1
+    reply = Message.objects.get(role="coach", reply_to__isnull=False)
+    # The frame names the stored reply and its learner message by their public ids.
+    assert (final["message_id"], final["reply_to"]) == (str(reply.public_id), str(reply.reply_to.public_id))
 
 
 def test_chat_page_staff_only_and_csrf(fake_model):

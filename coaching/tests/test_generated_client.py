@@ -93,7 +93,8 @@ def test_generated_client_runs_the_quickstart(live_server, fake_model, settings,
         frames = _sse_frames(response.iter_lines())
     assert [event for event, _ in frames][-1] == "final" and {e for e, _ in frames} <= {"token", "final"}
     final = models.StreamFinalEvent.from_dict({"event": "final", "data": frames[-1][1]})
-    assert isinstance(final.data, models.StreamFinalData) and final.data.message_id and final.data.trace_id
+    assert isinstance(final.data, models.StreamFinalData) and final.data.trace_id
+    assert isinstance(final.data.message_id, uuid.UUID) and isinstance(final.data.reply_to, uuid.UUID)
     streamed_text = "".join(models.StreamTokenData.from_dict(data).text for event, data in frames if event == "token")
     assert final.data.content and (final.data.replaced or streamed_text.strip() == final.data.content)
 

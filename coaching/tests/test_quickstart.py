@@ -65,7 +65,7 @@ def test_readme_quickstart_runs_line_by_line(live_server, fake_model, settings):
     events = re.findall(r"^event: (\w+)$", outputs[4], flags=re.M)
     assert events and events[-1] == "final" and set(events) <= {"token", "final"}, outputs[4]
     done = json.loads(outputs[4].rsplit("data: ", 1)[1])
-    assert done["message_id"] and done["trace_id"]
+    assert uuid.UUID(done["message_id"]) and uuid.UUID(done["reply_to"]) and done["trace_id"]  # public ids
     created = json.loads(outputs[5])["created"]
     assert len(created) == 1
     hit = json.loads(outputs[6])

@@ -118,7 +118,7 @@ def test_streaming_first_token_before_completion_and_stored_once():
     final = json.loads(frames[-1].split("data: ", 1)[1])
     assert {"message_id", "specialist", "trace_id"} <= set(final)
     replies = Message.objects.filter(conversation__public_id=conv, role="coach", reply_to__isnull=False)
-    assert replies.count() == 1 and replies.get().id == final["message_id"]
+    assert replies.count() == 1 and str(replies.get().public_id) == final["message_id"]
     turn = Turn.objects.get(trace_id=final["trace_id"])
     assert turn.timings["ttft_ms"] < turn.timings["total"]
     from telemetry.models import ModelCall

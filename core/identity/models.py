@@ -129,6 +129,9 @@ class MessageStatus(models.TextChoices):
 
 class Message(models.Model):
     conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="messages")
+    # The id a client sees (a reply's `id`, `reply_to`, stream frames, a fact's source); the integer
+    # key stays inside (turns, facts, the extraction task and the outbox point at it).
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     role = models.CharField(max_length=10, choices=Role.choices)
     content = models.TextField()
     specialist = models.CharField(max_length=20, blank=True)

@@ -47,9 +47,10 @@ def batch_items_out(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def with_public_refs(facts: QuerySet[Fact]) -> QuerySet[Fact]:
-    """The public ids of the facts, the summary and the conversation a fact points at, as
-    annotations (one LEFT JOIN each) that FactOutputSerializer reads."""
+    """The public ids of the facts, the summary, the message and the conversation a fact points
+    at, as annotations (one LEFT JOIN each) that FactOutputSerializer reads."""
     return facts.annotate(conflicts_with_public_id=F("conflicts_with__public_id"),
                           superseded_by_public_id=F("superseded_by__public_id"),
                           summary_public_id=F("summary__public_id"),
+                          source_message_public_id=F("source_message__public_id"),
                           source_conversation_public_id=F("source_message__conversation__public_id"))

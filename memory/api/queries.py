@@ -88,17 +88,18 @@ def search(*, learner_id: int, query: str, limit: int, filters: dict[str, Any],
 
 def _annotate(hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Clients see UUIDs only: swap the internal keys for the learner's, the fact's, the source
-    conversation's and the superseding fact's (only possible with include_superseded), in one
-    query. A hit whose fact was deleted meanwhile is left out."""
+    message's and conversation's and the superseding fact's (only possible with
+    include_superseded), in one query. A hit whose fact was deleted meanwhile is left out."""
     rows = Fact.objects.filter(pk__in=[h["fact_id"] for h in hits]).values_list(
-        "id", "public_id", "learner__research_id", "superseded_by__public_id",
+        "id", "public_id", "learner__research_id", "superseded_by__public_id", "source_message__public_id",
         "source_message__conversation__public_id")
     public = {row[0]: row[1:] for row in rows}
     out = []
     for hit in hits:
         if hit["fact_id"] not in public:
             continue
-        fact_id, learner, superseded_by, conversation = public[hit["fact_id"]]
+        fact_id, learner, superseded_by, message, conversation = public[hit["fact_id"]]
         out.append({**{k: v for k, v in hit.items() if k != "learner_id"}, "fact_id": fact_id, "learner": learner,
-                    "superseded_by": superseded_by, "source": {**hit["source"], "conversation_id": conversation}})
+                    "superseded_by": superseded_by,
+                    "source": {**hit["source"], "message_id": message, "conversation_id": conversation}})
     return out

@@ -93,7 +93,7 @@ class SupersedeSerializer(serializers.Serializer):
 
 
 class FactOutputSerializer(serializers.Serializer):
-    """Reads the public ids of the facts and the conversation it points at from annotations
+    """Reads the public ids of the facts, the message and the conversation it points at from annotations
     (memory.api.ids.with_public_refs), so a page of facts is one query."""
 
     id = serializers.UUIDField(source="public_id")
@@ -101,7 +101,8 @@ class FactOutputSerializer(serializers.Serializer):
     fact_type = serializers.ChoiceField(choices=FACT_TYPES)
     content = serializers.CharField()
     confidence = serializers.FloatField()
-    source_message_id = serializers.IntegerField(allow_null=True)
+    source_message_id = serializers.UUIDField(source="source_message_public_id", allow_null=True,
+                                              help_text="the message it was extracted from (its id), if any")
     source_conversation_id = serializers.UUIDField(source="source_conversation_public_id", allow_null=True)
     source_agent = serializers.CharField()
     created_at = serializers.DateTimeField()
@@ -145,7 +146,7 @@ class IngestOutputSerializer(serializers.Serializer):
 
 
 class SearchSourceSerializer(serializers.Serializer):
-    message_id = serializers.IntegerField(allow_null=True)
+    message_id = serializers.UUIDField(allow_null=True, help_text="the message it was extracted from (its id)")
     conversation_id = serializers.UUIDField(allow_null=True)
     agent = serializers.CharField()
 

@@ -97,6 +97,7 @@ def test_list_filters_and_pagination_links(owned, make_message):
     by_conversation = api.get(url, {"conversation": str(message.conversation.public_id)}).json()["results"]
     assert [f["id"] for f in by_conversation] == [ids[0]]
     assert by_conversation[0]["source_conversation_id"] == str(message.conversation.public_id)
+    assert by_conversation[0]["source_message_id"] == str(message.public_id)  # the message's public id too
     assert api.get(url, {"conversation": message.conversation_id}).status_code == 400  # the key is not an id
     assert api.get(url, {"tier": "warm"}).json()["count"] == 1
     week_ago = (timezone.now() - timedelta(days=7)).isoformat()
@@ -109,7 +110,10 @@ def test_list_filters_and_pagination_links(owned, make_message):
     # Search takes the same filters.
     hits = _search(api, learner, "tired night shifts", fact_type="insight")
     assert hits and all(h["fact_type"] == "insight" for h in hits)
-    assert [h["fact_id"] for h in _search(api, learner, "phone", source_agent="extractor")] == [ids[0]]
+    [hit] = _search(api, learner, "phone", source_agent="extractor")
+    assert hit["fact_id"] == ids[0]
+    assert hit["source"] == {"message_id": str(message.public_id), "agent": "extractor",
+                             "conversation_id": str(message.conversation.public_id)}
 
 
 def test_supersede_keeps_the_fact_but_hides_it_from_context_and_default_search(owned):

@@ -72,8 +72,11 @@ def test_stdio_client_ingests_then_queries_with_source(requires_postgres, make_l
     # A superseded fact that matches the query's words: hidden from memory_query like from REST search.
     Fact = apps.get_model("memory", "Fact")
     now = timezone.now()
+    conversation = apps.get_model("identity", "Conversation").objects.create(learner=learner)
+    said = apps.get_model("identity", "Message").objects.create(conversation=conversation, role="learner",
+                                                               content="I moved vocabulary review to the app.")
     newer = Fact.objects.create(learner=learner, fact_type="insight", content="Vocabulary review moved to the app.",
-                                content_hash="mcp-newer", last_accessed_at=now)
+                                content_hash="mcp-newer", last_accessed_at=now, source_message=said)
     stale = Fact.objects.create(learner=learner, fact_type="insight", content="I review vocabulary on paper lists.",
                                 content_hash="mcp-stale", last_accessed_at=now, superseded_by=newer, valid_to=now)
     db = connection.settings_dict
@@ -90,6 +93,9 @@ def test_stdio_client_ingests_then_queries_with_source(requires_postgres, make_l
     assert hits[0]["fact_id"] == _text(ingest)["created"][0]  # the fact's public id (a UUID), as in REST
     uuid.UUID(hits[0]["fact_id"])
     assert hits[0]["source"]["agent"] == "mcp" and hits[0]["fact_id"] and hits[0]["created_at"]
+    # A fact extracted from a message names it and its conversation by their public ids, as REST does.
+    assert {h["fact_id"]: h["source"] for h in hits}[str(newer.public_id)] == {
+        "message_id": str(said.public_id), "conversation_id": str(conversation.public_id), "agent": ""}
     # An MCP tool error; its text (after the SDK's "Error executing tool …: ") is the API error shape.
     error_text = other.content[0].text
     assert other.is_error and json.loads(error_text[error_text.index("{"):])["error"]["code"] == "forbidden"

@@ -114,6 +114,10 @@ def test_fault_suite_ends_in_reconciliation(chat_model_present, log_dir):
     def extraction_done(message_id: int) -> bool:
         return ExtractionRun.objects.filter(message_id=message_id).exists()
 
+    def key_of(response: httpx.Response) -> int:
+        """The integer key the tasks use, of the learner message a response names by its public id."""
+        return Message.objects.values_list("pk", flat=True).get(public_id=response.json()["message"]["id"])
+
     try:
         model = procs.fake_ollama_on(model_port)
         procs.warm_fake_ollama(model_port)
@@ -126,7 +130,7 @@ def test_fault_suite_ends_in_reconciliation(chat_model_present, log_dir):
         # 1. normal turns ------------------------------------------------------------------------
         first = say("I prefer studying Portuguese in the evening after work.")
         assert first.status_code == 201, first.text
-        first_id = first.json()["message"]["id"]
+        first_id = key_of(first)
         procs.wait_until(lambda: extraction_done(first_id), timeout=STEP_TIMEOUT, what="the first extraction")
         # The worker runs at the lowest CPU priority (BLOOM_WORKER_NICE), the web process at its own.
         assert os.getpriority(os.PRIO_PROCESS, worker.popen.pid) == 19
@@ -140,7 +144,7 @@ def test_fault_suite_ends_in_reconciliation(chat_model_present, log_dir):
         err = down.json()["error"]
         assert err["code"] == "model_unavailable" and err["message"]
         kept_id = err["message_id"]
-        kept = Message.objects.get(pk=kept_id)
+        kept = Message.objects.get(public_id=kept_id)
         assert kept.status == MessageStatus.UNANSWERED
         assert kept.content == "Tell me something encouraging about learning."
         assert say("Any tips for remembering new words?").status_code == 503  # 2nd failure: breaker opens
@@ -154,13 +158,13 @@ def test_fault_suite_ends_in_reconciliation(chat_model_present, log_dir):
         retried = say("Tell me something encouraging about learning.", key=kept.idempotency_key)
         assert retried.status_code == 201, retried.text
         assert retried.json()["message"]["id"] == kept_id, "the kept message itself is answered, not a copy"
-        procs.wait_until(lambda: extraction_done(kept_id), timeout=STEP_TIMEOUT, what="the retried extraction")
+        procs.wait_until(lambda: extraction_done(kept.pk), timeout=STEP_TIMEOUT, what="the retried extraction")
 
         # 3. Redis down ---------------------------------------------------------------------------
         redis.stop()
         no_broker = say("My barrier is that I work night shifts twice a week.")
         assert no_broker.status_code == 201, no_broker.text
-        nb_id = no_broker.json()["message"]["id"]
+        nb_id = key_of(no_broker)
         row = OutboxMessage.objects.get(dedup_key=f"extract:{nb_id}")
         assert row.sent_at is None and row.attempts >= 1 and row.last_error, "the work waits in the outbox"
         time.sleep(2)
@@ -175,7 +179,7 @@ def test_fault_suite_ends_in_reconciliation(chat_model_present, log_dir):
         worker.stop()
         mid = say("I finished chapter three of my Portuguese textbook yesterday.")
         assert mid.status_code == 201, mid.text
-        mid_id = mid.json()["message"]["id"]
+        mid_id = key_of(mid)
         before = len(_extraction_requests(model))
         model.mode, model.delay = "slow", 60.0
         worker = procs.worker(env, log_dir, "worker2")
@@ -206,7 +210,7 @@ def test_fault_suite_ends_in_reconciliation(chat_model_present, log_dir):
         model.mode = "garbage"
         bad = say("I like listening to Portuguese podcasts on the bus.")
         assert bad.status_code == 201, bad.text
-        bad_id = bad.json()["message"]["id"]
+        bad_id = key_of(bad)
         procs.wait_until(lambda: ModelCall.objects.filter(service="memory.extract_facts", status="parse_error",
                                                           learner_id=learner.pk).exists(),
                          timeout=STEP_TIMEOUT, what="the parse_error row for the malformed extraction")

@@ -150,7 +150,7 @@ def test_model_segfault_mid_turn_is_a_503_the_rest_keeps_running(stack):
         killer.join(timeout=60)
         assert status in (503, 200)
         assert retry_after >= 1
-        kept = Message.objects.get(pk=kept_id)
+        kept = Message.objects.get(public_id=kept_id)  # the kept message, by its public id
         assert kept.status == MessageStatus.UNANSWERED and kept.content == text
 
         # supervisord restarts the model and says so; the other processes never stopped.

@@ -58,7 +58,7 @@ def test_model_down_slow_and_back(tenants, ollama_settings):
     assert first.status_code == 503
     assert error_of(first)["code"] == "model_unavailable"
     assert int(first["Retry-After"]) >= 1
-    kept = Message.objects.get(pk=first.json()["error"]["message_id"])
+    kept = Message.objects.get(public_id=first.json()["error"]["message_id"])  # the public id, never the key
     assert kept.status == MessageStatus.UNANSWERED and kept.content == "Tell me something encouraging about learning."
     assert say("Any tips for new words?", "down-2").status_code == 503  # 2nd failure: the breaker opens
     calls_before = ModelCall.objects.count()
@@ -85,7 +85,7 @@ def test_model_down_slow_and_back(tenants, ollama_settings):
         time.sleep(0.6)
         retried = say("Tell me something encouraging about learning.", "down-1")
         assert retried.status_code == 201, retried.content
-        assert retried.json()["message"]["id"] == kept.pk, "the kept message itself is answered"
+        assert retried.json()["message"]["id"] == str(kept.public_id), "the kept message itself is answered"
         assert retried.json()["reply"]["content"]
 
     learner_msgs = Message.objects.filter(conversation=a.conversation, role=Role.LEARNER)

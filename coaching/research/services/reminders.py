@@ -113,7 +113,8 @@ def reminder_deliver(*, delivery_id: int) -> str:
         if delivery.channel == "webhook":
             body = json.dumps({
                 "learner": str(delivery.learner.research_id), "slot": delivery.slot,
-                "message_id": delivery.message_id, "text": text,
+                # The coach message in the learner's conversation, by its public id (as the API names it).
+                "message_id": str(delivery.message.public_id) if delivery.message else None, "text": text,
             }).encode("utf-8")
             if not hook.startswith(("http://", "https://")):
                 raise ValueError("webhook hook must be an http(s) URL")

@@ -118,6 +118,7 @@ def test_webhook_delivery_via_outbox_task():
     assert len(_Hook.received) == 1
     assert _Hook.received[0]["learner"] == str(learner.research_id)
     delivery.refresh_from_db()
+    assert _Hook.received[0]["message_id"] == str(delivery.message.public_id)  # never the integer key
     assert delivery.status == "sent" and delivery.sent_at is not None
 
 
