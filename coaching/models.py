@@ -102,6 +102,9 @@ class Turn(models.Model):
     # Structured options the coach offered in this turn, so a later "option B"/"yes" is resolved
     # by code against them rather than by the model re-reading its own prose.
     offered_options = models.JSONField(default=list, blank=True)
+    # The part of the reply code wrote (confirmations, questions, options, fallbacks), so an audit
+    # and the evaluation checks can tell the model's words from the code's.
+    code_text = models.TextField(blank=True)
     timings = models.JSONField(default=dict, blank=True)  # phase -> milliseconds
     model_calls = models.PositiveSmallIntegerField(default=0)
     outcome = models.CharField(max_length=20, default="ok")  # ok | fallback | unavailable | templated

@@ -50,6 +50,7 @@ class TurnOutcome:
     engine: str = "coaching"
     onboarding_complete_before: bool = True
     conversation_id: int | None = None
+    code_text: str = ""  # the part of the reply code wrote (the Turn's code_text)
 
 
 @dataclass
@@ -162,7 +163,7 @@ def _coaching_turn(*, replay: ReplayLearner, text: str, config: dict[str, Any], 
                        trace_id=turn.trace_id, model_calls=turn.model_calls, system_prompt=system_prompt,
                        context_snapshot=turn.context_snapshot or "",
                        raw_texts=collector.by_trace.get(turn.trace_id, []), guard_events=turn.guard_events or [],
-                       outcome=turn.outcome, engine="coaching")
+                       outcome=turn.outcome, engine="coaching", code_text=turn.code_text)
 
 
 # --- the direct engine: one plain model call, no coaching engine ------------------------------

@@ -21,7 +21,8 @@ def record_turn(run: Run, decision, context: str, toolbox: ToolBox, *, reply: Me
                   "reason": decision.reason[:300], "trace_id": run.trace_id,
                   "prompt_version": run.prompt_version or prompts.PROMPT_VERSION,
                   "context_snapshot": context, "guard_events": run.guard_events, "tool_calls": toolbox.calls,
-                  "offered_options": run.offered_options, "timings": run.timings, "model_calls": run.model_calls,
+                  "offered_options": run.offered_options, "code_text": run.code_text, "timings": run.timings,
+                  "model_calls": run.model_calls,
                   "outcome": outcome},
     )
     return turn

@@ -43,6 +43,7 @@ class Run:
     iteration: int = 0
     outcome: str = "ok"
     offered_options: list = field(default_factory=list)
+    code_text: str = ""  # what code appended to the model's words (stored on the Turn)
     # First paragraph (the model's words) of the coach's earlier replies, newest first: loop guard.
     previous_replies: list[str] = field(default_factory=list)
     model: str | None = None  # "provider:model" override (evaluation model-swap runs); None = settings

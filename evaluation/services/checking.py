@@ -32,7 +32,10 @@ def _check_context(*, transcript: Transcript, outcome: Any, learner_text: str,
     prof = transcript.starting_profile or {}
     return CheckContext(
         context_snapshot=getattr(outcome, "context_snapshot", ""),
-        template_texts=engine_templates(),
+        # Checks about the model's words skip what code wrote: the engine's templates and this
+        # turn's code-written part (a confirmation quoting the learner's goal is not the coach
+        # speaking as the learner; the completion summary restating the profile is no leak).
+        template_texts=tuple(t for t in (getattr(outcome, "code_text", ""),) if t) + engine_templates(),
         goal_category=exp.get("goal_category") or prof.get("goal_category", ""),
         primary_goal=prof.get("primary_goal", ""),
         onboarding_complete=outcome.onboarding_complete_before,
@@ -99,7 +102,8 @@ def run_recheck(*, run: EvalRun) -> EvalRun:
             reply_text=reply.reply_text, tool_calls=list(reply.tool_calls or []), trace_id=reply.trace_id,
             system_prompt=system_prompt(reply.specialist) if reply.specialist in SPECIALIST_PROMPTS else "",
             context_snapshot=turn.context_snapshot if turn else "", raw_texts=reply.raw_texts,
-            onboarding_complete_before=onboarded, guard_events=reply.guard_events or [])
+            onboarding_complete_before=onboarded, guard_events=reply.guard_events or [],
+            code_text=turn.code_text if turn else "")
         reply.checks, reply.raw_checks = check_reply(transcript=reply.transcript, outcome=outcome,
                                                      learner_text=reply.learner_text, earlier=earlier,
                                                      config=check_cfg)
