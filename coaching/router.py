@@ -50,8 +50,13 @@ OPTION_ANSWER = (r"^\s*(option\s*)?[abc]\s*[.!]?\s*$", r"\boption\s*[abc]\b",
                  r"^\s*(yes|yeah|yep|yup|sure|ok|okay|sounds good|let'?s do (it|that)|go for it|perfect|great|"
                  r"please|do it)\b",
                  r"\b(mon|tues|wednes|thurs|fri|satur|sun)day\b")
-PLANNING_CUES = (r"\bplan\b", r"\bschedule\b", r"\bwhen should i\b", r"\bsessions?\b", r"\bthis week\b",
+PLANNING_CUES = (r"\bplan\b", r"\bschedule\b", r"\bwhen should i\b", r"\bsessions?\b",
                  r"\bnext week\b", r"\btimetable\b", r"\bcalendar\b")
+# "this week" is a planning cue only when the message looks ahead: "all my tomato seedlings died
+# this week. kind of gutted" is news to respond to, and was once answered with plan options.
+THIS_WEEK = r"\bthis week\b"
+LOOKS_AHEAD = (r"\?", r"\b(will|going to|gonna|should|could|can|want to|wanna|need to|have to|hope to|try to)\b",
+               r"\w'll\b", r"\b(what|how much|how many) (should|can|could)\b")
 REFLECTION_CUES = (r"\breflect", r"\bhow am i doing\b", r"\bprogress\b", r"\bstruggl", r"\bfeel(ing)? (stuck|like)\b",
                    r"\blooking back\b", r"\bwhat went well\b", r"\bmotivat", r"\bproud\b", r"\bfrustrat")
 
@@ -83,7 +88,7 @@ def route(state: RouteState, text: str) -> RouteDecision:
         return RouteDecision(CHECKIN, "session_report", f"message reports on a session ({hit.strip()!r})")
     if state.checkin_due and intent.kind != intents.QUESTION:
         return RouteDecision(CHECKIN, "checkin_due", "a planned session has ended without a report")
-    if hit := _any(PLANNING_CUES, norm):
+    if (hit := _any(PLANNING_CUES, norm)) or ((hit := _any((THIS_WEEK,), norm)) and _any(LOOKS_AHEAD, norm)):
         return RouteDecision(PLANNER, "planning_cue", f"planning cue {hit!r}")
     if hit := _any(REFLECTION_CUES, norm):
         return RouteDecision(REFLECTION, "reflection_cue", f"reflection cue {hit!r}")

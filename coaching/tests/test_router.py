@@ -24,6 +24,12 @@ ON = RouteState(onboarded=True)
     (ON, "actually, my goal is to learn the piano", "onboarding", "goal_change"),
     (ON, "change my goal to running a 10k", "onboarding", "goal_change"),
     (ON, "my goal feels far away today", "coach", "default"),
+    # "this week" plans only when the message looks ahead; news about the week is answered, not planned.
+    (ON, "all my tomato seedlings died this week. kind of gutted", "coach", "default"),
+    (ON, "what should I do this week?", "planner", "planning_cue"),
+    (ON, "I want to practise more this week", "planner", "planning_cue"),
+    (ON, "I'll have more time this week", "planner", "planning_cue"),
+    (ON, "next week is going to be a mess again", "planner", "planning_cue"),
 ])
 def test_rules_table(state, text, specialist, rule):
     decision = route(state, text)
