@@ -60,6 +60,10 @@ def integer_references(schema: dict[str, Any]) -> list[str]:
             looks_like_id = field in REFERENCE_NAMES or field.endswith("_id")
             if looks_like_id and prop.get("type") == "integer":
                 found.append(f"{name}.{field}")
+            # A list of keys (the calendar import's session_ids once was one).
+            looks_like_ids = field.endswith("_ids") or field.rstrip("s") in REFERENCE_NAMES
+            if looks_like_ids and prop.get("type") == "array" and (prop.get("items") or {}).get("type") == "integer":
+                found.append(f"{name}.{field}[]")
     return sorted(found)
 
 

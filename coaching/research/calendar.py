@@ -21,7 +21,7 @@ def render_feed(sessions: list[PlannedSession], *, now: dt.datetime) -> bytes:
     cal.add("x-wr-calname", "Bloom study sessions")
     for s in sessions:
         event = Event()
-        event.add("uid", session_uid(s.pk))
+        event.add("uid", session_uid(s))
         event.add("dtstamp", now)
         event.add("dtstart", s.planned_start.astimezone(dt.UTC))
         event.add("dtend", s.planned_start.astimezone(dt.UTC) + dt.timedelta(minutes=s.duration_minutes))

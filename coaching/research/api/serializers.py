@@ -24,4 +24,5 @@ class CalendarImportOutSerializer(serializers.Serializer):
     already_done = serializers.IntegerField()
     unmatched = serializers.IntegerField()
     not_ended = serializers.IntegerField()
-    session_ids = serializers.ListField(child=serializers.IntegerField())
+    session_ids = serializers.ListField(child=serializers.UUIDField(),
+                                        help_text="public ids of the sessions marked completed")

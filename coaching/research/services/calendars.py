@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import secrets
+import uuid
 from dataclasses import dataclass, field
 from zoneinfo import ZoneInfo
 
@@ -49,16 +50,23 @@ def calendar_feed_touch(*, feed: CalendarFeed) -> None:
     CalendarFeed.objects.filter(pk=feed.pk).update(last_fetched_at=timezone.now())
 
 
-def session_uid(session_id: int) -> str:
-    return f"session-{session_id}@bloom"
+def session_uid(session: PlannedSession) -> str:
+    """The ICS UID of a planned session: its public id (a client sees no database key)."""
+    return f"session-{session.public_id}@bloom"
 
 
-def _session_id_from_uid(uid: str) -> int | None:
-    if uid.startswith("session-") and uid.endswith("@bloom"):
-        middle = uid[len("session-"):-len("@bloom")]
-        if middle.isdigit():
-            return int(middle)
-    return None
+def _session_lookup_from_uid(uid: str) -> dict | None:
+    """The look-up for one of our UIDs: the public id, or the database key of a feed exported
+    before sessions had public ids (still on learners' calendars). Always scoped to the learner."""
+    if not (uid.startswith("session-") and uid.endswith("@bloom")):
+        return None
+    middle = uid[len("session-"):-len("@bloom")]
+    if middle.isdigit():
+        return {"pk": int(middle)}
+    try:
+        return {"public_id": uuid.UUID(middle)}
+    except ValueError:
+        return None
 
 
 def _as_aware(value: dt.date | dt.datetime, tz: ZoneInfo) -> dt.datetime:
@@ -74,7 +82,7 @@ class ImportResult:
     already_done: int = 0
     unmatched: int = 0
     not_ended: int = 0
-    session_ids: list[int] = field(default_factory=list)
+    session_ids: list[uuid.UUID] = field(default_factory=list)  # public ids
 
 
 @transaction.atomic
@@ -106,9 +114,9 @@ def calendar_import(*, learner: Learner, ics: bytes | str, now: dt.datetime | No
             result.not_ended += 1
             continue
         session = None
-        by_uid = _session_id_from_uid(str(event.get("UID", "")))
+        by_uid = _session_lookup_from_uid(str(event.get("UID", "")))
         if by_uid is not None:
-            session = sessions.filter(pk=by_uid).first()
+            session = sessions.filter(**by_uid).first()
             if session is not None:
                 result.matched_uid += 1
         if session is None:
@@ -130,5 +138,5 @@ def calendar_import(*, learner: Learner, ics: bytes | str, now: dt.datetime | No
             completed_at=end, completion_source=CompletionSource.CALENDAR,
             detail=f"ics uid={str(event.get('UID', ''))[:120]}",
         )
-        result.session_ids.append(session.pk)
+        result.session_ids.append(session.public_id)
     return result

@@ -32,7 +32,7 @@ def test_feed_serves_planned_sessions_by_token_only(client):
     assert response.status_code == 200 and response["Content-Type"].startswith("text/calendar")
     cal = Calendar.from_ical(response.content)
     events = list(cal.walk("VEVENT"))
-    assert [str(e["UID"]) for e in events] == [f"session-{s1.pk}@bloom"]
+    assert [str(e["UID"]) for e in events] == [f"session-{s1.public_id}@bloom"]  # no database key
     assert events[0].decoded("DTEND") - events[0].decoded("DTSTART") == dt.timedelta(minutes=40)
     feed.refresh_from_db()
     assert feed.last_fetched_at is not None
@@ -77,10 +77,11 @@ def test_import_marks_completed_by_uid_and_by_time_window():
     self_reported = f.session(learner, base + dt.timedelta(hours=18), status="completed")
     future = f.session(learner, timezone.now() + dt.timedelta(hours=3))
     ics = _ics(
-        {"uid": f"session-{by_uid.pk}@bloom", "dtstart": base, "dtend": base + dt.timedelta(minutes=30)},
+        {"uid": f"session-{by_uid.public_id}@bloom", "dtstart": base, "dtend": base + dt.timedelta(minutes=30)},
         {"uid": "abc@google", "dtstart": base + dt.timedelta(hours=6, minutes=20),
          "dtend": base + dt.timedelta(hours=7)},
         {"uid": "x@y", "dtstart": base + dt.timedelta(hours=14), "dtend": base + dt.timedelta(hours=15)},
+        # A UID of a feed exported before sessions had public ids (the key form) still matches.
         {"uid": f"session-{self_reported.pk}@bloom", "dtstart": base + dt.timedelta(hours=18),
          "dtend": base + dt.timedelta(hours=19)},
         {"uid": f"session-{future.pk}@bloom", "dtstart": future.planned_start,
@@ -108,9 +109,10 @@ def test_import_cannot_touch_another_learners_session():
     start = timezone.now() - dt.timedelta(days=1)
     other = f.session(theirs, start)
     result = services.calendar_import(learner=mine, ics=_ics(
+        {"uid": f"session-{other.public_id}@bloom", "dtstart": start, "dtend": start + dt.timedelta(minutes=30)},
         {"uid": f"session-{other.pk}@bloom", "dtstart": start, "dtend": start + dt.timedelta(minutes=30)}))
     other.refresh_from_db()
-    assert other.status == "planned" and result.unmatched == 1
+    assert other.status == "planned" and result.unmatched == 2
 
 
 def test_invalid_ics_is_a_domain_error():
@@ -159,7 +161,7 @@ def test_calendar_api_with_client_bearer_token_is_scoped_to_its_learners(client)
     ics = _ics({"uid": f"session-{session.pk}@bloom", "dtstart": start, "dtend": start + dt.timedelta(minutes=30)})
     response = client.post(reverse("research-calendar-import", args=[mine.research_id]),
                            {"ics": ics.decode()}, content_type="application/json", **auth)
-    assert response.status_code == 200 and response.json()["session_ids"] == [session.pk]
+    assert response.status_code == 200 and response.json()["session_ids"] == [str(session.public_id)]
     bad = client.post(reverse("research-calendar-import", args=[mine.research_id]),
                       {"ics": "garbage"}, content_type="application/json", **auth)
     assert bad.status_code == 400 and bad.json()["error"]["code"] == "invalid_ics"
@@ -171,7 +173,7 @@ def test_a_missed_session_completed_by_the_calendar_has_one_audit_row_per_change
     session = f.session(learner, start, minutes=30)
     assert services.sessions_mark_missed() == 1
     ics = _ics({"uid": f"session-{session.pk}@bloom", "dtstart": start, "dtend": start + dt.timedelta(minutes=30)})
-    assert services.calendar_import(learner=learner, ics=ics).session_ids == [session.pk]
+    assert services.calendar_import(learner=learner, ics=ics).session_ids == [session.public_id]
     session.refresh_from_db()
     assert (session.status, session.completion_source) == ("completed", "calendar")
     assert session.completed_at == start + dt.timedelta(minutes=30)  # the event's end

@@ -84,7 +84,7 @@ def ics_for(session: PlannedSession, *, with_uid: bool) -> bytes:
     cal.add("prodid", "-//learner calendar//EN")
     cal.add("version", "2.0")
     event = Event()
-    event.add("uid", services.session_uid(session.pk) if with_uid else f"their-own-{session.pk}@example.org")
+    event.add("uid", services.session_uid(session) if with_uid else f"their-own-{session.pk}@example.org")
     event.add("dtstart", session.planned_start)
     event.add("dtend", session.planned_start + dt.timedelta(minutes=session.duration_minutes))
     cal.add_component(event)
@@ -98,7 +98,7 @@ def report(learner: Learner, session_id: int, outcome: str) -> None:
 def import_calendar(learner: Learner, session_id: int, *, with_uid: bool) -> None:
     result = services.calendar_import(learner=learner, ics=ics_for(PlannedSession.objects.get(pk=session_id),
                                                                     with_uid=with_uid))
-    assert result.session_ids == [session_id]
+    assert result.session_ids == [PlannedSession.objects.get(pk=session_id).public_id]
 
 
 def say(learner: Learner, text: str) -> None:
