@@ -170,3 +170,17 @@ def test_conversation_audit_changelist_links_to_audit(client, superuser):
     assert audit_url(conversation) in html
     response = client.get(reverse("admin:review_conversationaudit_change", args=[conversation.pk]))
     assert response.status_code == 302 and response["Location"] == audit_url(conversation)
+
+
+def test_audit_tells_the_code_written_part_of_a_reply_from_the_models(client, superuser):
+    """Root-cause audits need to know whose words a reply is: the model's, code's, or both."""
+    conversation = factories.conversation_with_turns(3)
+    turns = list(Turn.objects.filter(learner_message__conversation=conversation).select_related("reply")
+                 .order_by("id"))
+    Turn.objects.filter(pk=turns[1].pk).update(code_text="CODEWROTE the next question?")
+    Turn.objects.filter(pk=turns[2].pk).update(code_text=turns[2].reply.content, outcome="fallback")
+    client.force_login(superuser)
+    html = client.get(audit_url(conversation)).content.decode()
+    assert "all of it from the model" in html  # turn 0: no code text
+    assert "written by code: <q class=\"audit-code-text\">CODEWROTE the next question?</q>" in html
+    assert "all of it written by code (outcome fallback)" in html
