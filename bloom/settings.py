@@ -244,6 +244,10 @@ BLOOM_TELEMETRY_ASYNC = env_bool("BLOOM_TELEMETRY_ASYNC", False)
 # model every loop step costs a JSON-constrained call (seconds on 2 cores) for little gain, and
 # code already performs the actions. Turn on for larger models.
 BLOOM_COACH_TOOL_LOOP = env_bool("BLOOM_COACH_TOOL_LOOP", False)
+# Off by default: measured on the full evaluation set, the 0.5B model's one-sentence onboarding
+# acknowledgements were mostly wrong ("I'm glad you're feeling scared.") and drove the guard;
+# the gate's code-written confirmation carries the turn on its own (docs/coach-quality.md).
+BLOOM_ONBOARDING_MODEL_ACK = env_bool("BLOOM_ONBOARDING_MODEL_ACK", False)
 
 # --- celery ---------------------------------------------------------------------------------
 BROKER_DIR = VAR_DIR / "broker"

@@ -196,9 +196,24 @@ def test_question_with_skip_in_it_is_not_a_report(chat, api):
     assert Turn.objects.get().rule != "session_report"
 
 
-def test_acknowledgement_copying_the_prompt_example_is_regenerated_then_dropped(chat, fake_model):
-    """Control flow only (FAKE model): a copied-example acknowledgement is regenerated once; a second
-    bad one leaves the templated confirmation and question alone, never the copy."""
+def test_onboarding_replies_are_code_only_by_default_and_say_so_on_the_turn(chat, fake_model):
+    """Default (BLOOM_ONBOARDING_MODEL_ACK off): the gate's turn calls no model; the reply is the
+    code-written confirmation and next question, recorded whole as code text, outcome templated."""
+    http, start = chat
+    say = start(_new_learner(http))
+    say("I want to learn guitar")
+    reply = say("3 hours")
+    turn = Turn.objects.order_by("-id").first()
+    assert reply.startswith("3 h a week.") and "?" in reply
+    assert turn.model_calls == 0 and turn.outcome == "templated" and turn.code_text == reply
+    assert fake_model.requests == []  # the gate turn made no model call
+
+
+def test_acknowledgement_copying_the_prompt_example_is_regenerated_then_dropped(chat, fake_model, settings):
+    """Control flow only (FAKE model), with the optional model acknowledgement on: a copied-example
+    acknowledgement is regenerated once; a second bad one leaves the templated confirmation and
+    question alone, never the copy."""
+    settings.BLOOM_ONBOARDING_MODEL_ACK = True
     http, start = chat
     rid = _new_learner(http)
     say = start(rid)
@@ -206,6 +221,7 @@ def test_acknowledgement_copying_the_prompt_example_is_regenerated_then_dropped(
     fake_model.push("Evening time is a crucial part of my life.", "Three hours a week is a steady start.")
     reply = say("3 hours")
     assert reply.startswith("Three hours a week is a steady start.") and "my life" not in reply
+    assert Turn.objects.order_by("-id").first().code_text == reply.split("\n\n", 1)[1]
     fake_model.push("Evening time is a crucial part of my life.", "My evenings are busy too.")
     reply = say("evenings")
     assert "my life" not in reply.lower() and "my evenings" not in reply.lower()

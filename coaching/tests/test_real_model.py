@@ -130,11 +130,14 @@ def test_streaming_first_token_before_completion_and_stored_once():
 
 
 @pytest.mark.django_db
-def test_a_trial_onboarding_stores_the_stated_goal_and_no_ack_copies_the_example():
+def test_a_trial_onboarding_stores_the_stated_goal_and_no_ack_copies_the_example(settings):
     """A trial run with the real model once stored uncertainty as the goal, lost the guitar goal
     said at the category step, and gave acknowledgements that copied the prompt's example ("…around
-    the kids…") or spoke as the learner ("…part of my life")."""
+    the kids…") or spoke as the learner ("…part of my life"). Run with the optional model
+    acknowledgement on, so the real model's acknowledgements pass through the guard here."""
     from coaching import reply_checks
+
+    settings.BLOOM_ONBOARDING_MODEL_ACK = True
 
     _, http = make_client()
     rid = http.post("/api/v1/learners", {}, format="json").json()["id"]

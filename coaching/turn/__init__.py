@@ -6,8 +6,10 @@ THE MODEL/CODE BOUNDARY, in one place:
   (coaching/onboarding/), the plan options offered and which one "option B"/"yes" means, which
   session a "done"/"skipped" refers to (intent.py), every write (schedule_session, log_checkin),
   length, leaks, honesty.
-- the model decides: the wording of the reply (and, in the optional read-only tool loop, which
-  read tools to consult). If the model is down, deterministic specialists answer from templates;
+- the model decides: the wording of the coaching sentences of a reply (and, in the optional
+  read-only tool loop, which read tools to consult). Onboarding turns are code's text alone
+  unless BLOOM_ONBOARDING_MODEL_ACK adds a model acknowledgement. The Turn records which part
+  code wrote (code_text). If the model is down, deterministic specialists answer from templates;
   free-form specialists return "unavailable" and the learner message is kept as unanswered.
 
 `turn_run(message=..., emit=...)` is synchronous; `emit(text)` receives tokens as they are

@@ -1,11 +1,13 @@
 """The onboarding specialist: the gate (coaching/onboarding/, code only) decides whether the
-answer advances and what is saved; code states what was saved and asks the next question; the
-model only phrases a one-sentence acknowledgement."""
+answer advances and what is saved; code states what was saved and asks the next question. With
+BLOOM_ONBOARDING_MODEL_ACK the model adds a one-sentence acknowledgement in front; nothing else."""
 
 from __future__ import annotations
 
 import re
 from decimal import Decimal
+
+from django.conf import settings
 
 from coaching import guard, onboarding, prompts
 from coaching.dialogue import coach_replies, onboarding_rejections_in_row
@@ -55,7 +57,7 @@ def onboarding_turn(run: Run, profile, message, system, context, history, tracke
         question = onboarding.question_for(outcome.next_step, last_reply=last_reply)
     suffix = (stated + "\n" if stated else "") + question
     ack = ""
-    if not tracker:
+    if not tracker and settings.BLOOM_ONBOARDING_MODEL_ACK:
         # The model only phrases a one-sentence acknowledgement; code states what was saved and asks.
         msgs = prompts.ack_messages(system, message.content)
         try:
@@ -72,6 +74,8 @@ def onboarding_turn(run: Run, profile, message, system, context, history, tracke
         except LLMError as exc:
             run.guard_event("model_unavailable", type(exc).__name__, "templated acknowledgement")
             ack, run.outcome = "", "templated"
+    elif not tracker:
+        run.outcome = "templated"  # the whole reply is the gate's code-written text
     return ack, suffix
 
 
