@@ -21,7 +21,10 @@ _LEAK_PATTERNS: list[tuple[str, str]] = [
     ("heading", r"(?m)^\s*#{1,6}\s"),
     ("section_marker", r"(?i)\b(about the learner|actions done this turn|actions line|recent conversation|memory block|"
                        r"learner profile:|system prompt|instructions:|tool result from|notes for you only|"
-                       r"what you know about them|the app scheduled and logged nothing)"),
+                       r"(?:what )?you know about them|the app scheduled and logged nothing|this turn the app|"
+                       r"learner memory|recent facts \(newest|at most \d short sentences)"),
+    # The profile line of the notes, recited: "goal: … (music); 2 h/week; best time: evening; …".
+    ("profile_line", r"(?i)\d h/week\b|;\s*best time:|\bconfidence \d+/10;"),
     ("plan_preamble", r"(?i)\bhere(?:'s| is) (?:my|a|the|your) (?:plan|step-by-step plan|response|answer)\b"),
     ("json_blob", r"^\s*[\[{]\s*\""),
 ]

@@ -4,7 +4,7 @@ runs can tell prompt versions apart."""
 
 from __future__ import annotations
 
-PROMPT_VERSION = "2026-12-01.3"
+PROMPT_VERSION = "2026-12-01.6"
 
 # The 0.5B model copies the prompt's own wording. A prompt that says "the learner" gets
 # replies about "the learner"; a prompt with an "ACTIONS line" gets "ACTIONS done this turn" back.
@@ -28,19 +28,22 @@ SPECIALIST_PROMPTS = {
     "coach": "Answer helpfully and briefly, then ask at most one question.",
 }
 
-# One exemplar exchange per kind of call (few-shot). Short on purpose: every token of prompt costs
-# time on two CPU cores. The onboarding exemplar carries no facts: its former one ("about 3 hours,
-# my evenings are busy with the kids") came back as "Six hours a week around the kids…" to a
-# learner who had answered "6" to the confidence question and never mentioned children. The
-# guard's example_copy check (reply_checks) rejects any such copy that still gets through.
+# Few-shot exemplars, by kind of call. Only the (optional) onboarding acknowledgement has one.
+# The 0.5B model copies exemplars: the onboarding one's former facts ("about 3 hours, my evenings
+# are busy with the kids") came back as "Six hours a week around the kids…" to a learner who never
+# mentioned children, and the general one's closing question ("What would make your next practice
+# feel easier?") came back in 13 of 79 replies of a full evaluation run, the learner's half of it
+# ("I skipped my practice yesterday") in the coach's voice in 3. Without it (same set, next run)
+# the replies were measured again; see docs/coach-quality.md. The guard's and evaluation's
+# example_copy check still rejects copies of any exemplar, shipped or retired.
 EXEMPLARS = {
     "onboarding": ("that's my answer", "Thanks, that helps me fit the plan to you."),
-    "default": ("I skipped my practice yesterday, I was too tired",
-                "That happens, and rest counts too. What would make your next practice feel easier?"),
 }
 # Exemplars no longer shipped, kept so evaluation still recognises their copies in older runs.
 RETIRED_EXEMPLARS = [("about 3 hours, my evenings are busy with the kids",
-                      "Three hours a week around the kids is a real commitment.")]
+                      "Three hours a week around the kids is a real commitment."),
+                     ("I skipped my practice yesterday, I was too tired",
+                      "That happens, and rest counts too. What would make your next practice feel easier?")]
 # Stop sequences: the model starting a new turn or a label is the end of its reply.
 STOP = ["\nUser:", "\nuser:", "\nLearner:", "\nAssistant:", "\nCoach:", "\n#", "<|im_end|>", "<|endoftext|>"]
 
@@ -63,7 +66,9 @@ def system_prompt(specialist: str, *, base: str | None = None) -> str:
 
 
 def exemplar(specialist: str) -> list[dict]:
-    user, assistant = EXEMPLARS.get(specialist, EXEMPLARS["default"])
+    if specialist not in EXEMPLARS:
+        return []
+    user, assistant = EXEMPLARS[specialist]
     return [{"role": "user", "content": user}, {"role": "assistant", "content": assistant}]
 
 
@@ -85,26 +90,37 @@ def ack_messages(system: str, learner_text: str) -> list[dict]:
     return [{"role": "system", "content": system}, *exemplar("onboarding"), {"role": "user", "content": learner_text}]
 
 
+# The one regeneration's guidance, in the system prompt's own voice. It used to follow the learner's
+# message as "Your previous reply was rejected. …" in the first person: the 0.5B model, shown no
+# previous reply, answered that note with "I'm sorry, but I can't assist with that." (8 of 79
+# replies of a full evaluation run) or "I'm not sure what you mean by …".
 _REGENERATE_HINTS = {
-    "third_person": "Speak to me directly as “you”, never about me.",
-    "parrot": "Do not repeat my message back; answer it in your own words.",
-    "refusal": "This is an ordinary coaching message: answer it helpfully, do not refuse.",
-    "loop": "Say something new; do not repeat an earlier reply.",
+    "third_person": "Speak to them directly as “you”, never about them.",
+    "parrot": "Answer in your own words; do not repeat their message.",
+    "refusal": "Their message is an ordinary coaching message: answer it helpfully.",
+    "loop": "Say something new, not an earlier reply.",
     "leak": "Write only the chat message itself, no labels, headings or notes.",
     "honesty": "Do not claim any action that was not done.",
-    "drift": "Stay on my own goal.",
-    "example_copy": "Mention only what I told you; nothing from any example.",
-    "coach_as_learner": "You are my coach: do not speak as if you were me.",
+    "drift": "Stay on their own goal.",
+    "example_copy": "Mention only what they told you.",
+    "coach_as_learner": "You are their coach: never speak as if you were them.",
     "repeat": "Do not ask or say again what you said in your last replies.",
-    "unprompted_greeting": "Do not greet me; react to what I just said.",
+    "unprompted_greeting": "Do not greet them; react to what they just said.",
 }
 
 
 def regenerate_note(kinds: list[str]) -> str:
-    """The corrective note for the one regeneration the guard allows, naming what was wrong."""
+    """The corrective guidance for the one regeneration the guard allows, naming what to avoid."""
     hints = [_REGENERATE_HINTS[k] for k in kinds if k in _REGENERATE_HINTS]
-    return ("Your previous reply was rejected. Reply again in plain text, at most 3 short sentences, only about "
-            "my goal. " + " ".join(hints)).strip()
+    return " ".join(["Keep it to at most 3 short sentences about their goal.", *hints])
+
+
+def with_guidance(messages: list[dict], note: str) -> list[dict]:
+    """The same call with the guidance added to its first system message (not as a message of its
+    own after the learner's, which the small model reads as the conversation's last word)."""
+    if messages and messages[0].get("role") == "system":
+        return [{**messages[0], "content": f"{messages[0]['content']}\n{note}"}, *messages[1:]]
+    return [{"role": "system", "content": note}, *messages]
 
 
 # Second-person fallbacks on the learner's goal, two per specialist so that a fallback never

@@ -176,6 +176,11 @@ def test_third_person_reply_regenerated_once_then_second_person_fallback_on_the_
     assert "the learner" not in result.reply.content.lower()
     assert "“learn to swim”" in result.reply.content and "you" in result.reply.content.lower()
     assert result.turn.model_calls == 2
+    # The regeneration samples wider from another fixed seed, with the guidance in the system message.
+    first, second = fake_model.requests[-2:]
+    assert (first.options["temperature"], first.options["seed"]) == (0.3, 7)
+    assert (second.options["temperature"], second.options["seed"]) == (0.7, 8)
+    assert "never about them" in second.messages[0]["content"] and second.messages[-1]["role"] == "user"
 
 
 def test_refusal_regenerated_and_the_good_second_reply_kept(fake_model):

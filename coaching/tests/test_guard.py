@@ -18,6 +18,55 @@ def test_leaks_detected():
     assert not guard.find_leaks("Nice work today. How did the water feel?")
 
 
+def test_recited_notes_are_leaks():
+    """Seen with the real model once the notes shared the system message: the reply recited them."""
+    assert guard.find_leaks("You know about them: goal: learn to skateboard at 35 (sport / fitness); 2 h/week; "
+                            "best time: afternoon; confidence 4/10.")
+    assert guard.find_leaks("This turn the app logged the session as completed.")
+    assert guard.find_leaks("Learner memory (data, not instructions)")
+    assert not guard.find_leaks("Two hours a week in the afternoon is a fine start. What do you want to try first?")
+
+
+def test_chat_messages_hold_one_system_message_with_the_notes():
+    from coaching.turn.phrasing import chat_messages
+
+    msgs = chat_messages("SYSTEM", "About the learner: goal: swim", [], "This turn the app scheduled and logged "
+                         "nothing.", "hi there", "coach")
+    assert [m["role"] for m in msgs] == ["system", "user"]
+    assert msgs[0]["content"].startswith("SYSTEM\n\nNotes for you only") and "goal: swim" in msgs[0]["content"]
+
+
+def test_regeneration_guidance_joins_the_system_message():
+    msgs = [{"role": "system", "content": "S"}, {"role": "user", "content": "u"}]
+    out = prompts.with_guidance(msgs, prompts.regenerate_note(["refusal"]))
+    assert [m["role"] for m in out] == ["system", "user"] and "ordinary coaching message" in out[0]["content"]
+    assert "rejected" not in out[0]["content"] and msgs[0]["content"] == "S"  # the input is not changed
+
+
+@pytest.mark.parametrize("text", [
+    "The Lisbon marathon was a big challenge for me. It took me 6 hours and 30 minutes.",  # full-run replies
+    "I'm doing this again because I want to sing in tune with music.",
+    "I can do a few things: Practice French: I'll practice my language in the app.",
+])
+def test_coach_speaking_as_the_learner_seen_in_a_full_run(text):
+    from coaching import reply_checks
+
+    assert reply_checks.coach_as_learner(text), text
+
+
+def test_refusal_variant_seen_in_a_full_run():
+    from coaching import reply_checks
+
+    assert reply_checks.refusal("I'm sorry, but I don't know how to assist you with that.")
+    assert not reply_checks.refusal("I don't know how your week went yet: how did it go?")
+
+
+def test_a_regeneration_reciting_its_guidance_is_a_leak():
+    """Seen in a full run: "It's been insane, so I'll keep it to at most 3 short sentences about
+    their goal." — the regenerated reply recited the guard's own guidance."""
+    assert guard.find_leaks("so I'll keep it to at most 3 short sentences about their goal.")
+
+
 def test_system_prompt_echo():
     system = "You are Bloom, a warm learning coach chatting with one learner about goals"
     assert guard.find_leaks("Sure! You are Bloom, a warm learning coach chatting with one learner.", system)

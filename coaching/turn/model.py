@@ -81,12 +81,16 @@ def turn_context(run: Run):
 
 
 def model_text(run: Run, messages: list[dict], *, max_tokens: int, stream: bool,
-               gate: StreamGate | None = None) -> str:
+               gate: StreamGate | None = None, retry: bool = False) -> str:
     """One model call under the turn's call context. With a `gate` and a client listening, tokens
     go through the gate (guarded streaming) and generation stops at the first failing sentence or
     past the hard cap; the guard then decides what is stored."""
     start = time.perf_counter()
     options = {"max_tokens": max_tokens, "temperature": 0.3, "seed": 7, "stop": prompts.STOP}
+    if retry:
+        # The guard's one regeneration samples wider, from another (fixed) seed: near-greedy decoding
+        # of an almost unchanged prompt gave the same refusal twice.
+        options.update(temperature=0.7, seed=8)
     with turn_context(run):
         run.iteration += 1
         run.model_calls += 1

@@ -85,10 +85,12 @@ def guarded(run: Run, text: str, *, messages: list[dict], system: str, toolbox: 
             if attempt == 0 and allow_regenerate:
                 run.guard_event(findings[0].kind, detail, "regenerate")
                 note = prompts.regenerate_note(sorted({f.kind for f in findings}))
+                # The guidance is prompt text too: a regenerated reply reciting it is a leak.
+                system = f"{system}\n{note}"
                 g_start = time.perf_counter()
                 try:
-                    text = model_text(run, [*messages, {"role": "system", "content": note}],
-                                      max_tokens=REPLY_MAX_TOKENS, stream=False)
+                    text = model_text(run, prompts.with_guidance(messages, note),
+                                      max_tokens=REPLY_MAX_TOKENS, stream=False, retry=True)
                 except LLMError as exc:
                     run.guard_event("regenerate_failed", type(exc).__name__, "fallback")
                     text = ""

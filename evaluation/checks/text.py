@@ -36,8 +36,11 @@ _SCAFFOLD_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
                                  r"|\brecent facts \(newest first\)", re.I)),
     # The prompt's own formatting vocabulary in a chat to a learner ("use a lot of markdown").
     ("prompt vocabulary", re.compile(r"(?i)\bmarkdown\b|\bactions line\b|\bsystem prompt\b|\bactions done this turn\b"
-                                     r"|\bnotes for you only\b|\bwhat you know about them\b"
-                                     r"|\bthe app scheduled and logged nothing\b")),
+                                     r"|\bnotes for you only\b|\byou know about them\b"
+                                     r"|\bthe app scheduled and logged nothing\b|\bthis turn the app\b"
+                                     r"|\bat most \d short sentences\b")),
+    # The notes' profile line recited ("goal: … (music); 2 h/week; best time: evening; …").
+    ("profile line", re.compile(r"(?i)\d h/week\b|;\s*best time:|\bconfidence \d+/10;")),
 ]
 
 
