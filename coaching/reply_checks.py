@@ -80,6 +80,7 @@ _REFUSAL = re.compile(
     r"|\bi (?:can(?:'|no)t|am unable to|am not able to|won'?t) (?:assist|help|provide|comply|do that|answer that|"
     r"support|engage|fulfil|fulfill)"
     r"|\bi(?:'m| am) (?:unable|not able) to (?:assist|help|provide|answer)"
+    r"|\bi (?:don'?t|do not) know how to (?:assist|help)"
     r"|\b(?:that|this) (?:request )?(?:is|goes) (?:outside|beyond) (?:my|what i)"
     r"|\bas an ai\b|\bi(?:'m| am) (?:just )?an? (?:ai|language model)\b")
 
@@ -234,8 +235,12 @@ _COACH_AS_LEARNER = re.compile(
     r"(?i)\bmy (?:own |main |daily |busy |whole )?(?:life|lives|goals?|evenings?|mornings?|afternoons?|nights?|"
     r"kids|children|family|schedule|routine|week|weekends?|job|work|studies|practice|progress|hobby|hobbies|"
     r"partner|wife|husband|free time|spare time|learning|lessons?|sessions?|guitar|confidence|motivation)\b"
-    r"|\bi (?:want|need|hope|plan|would like|'d like) to (?:learn|get better|improve|practi[cs]e|study|play)\b"
-    r"|\bi(?:'m| am) (?:learning|studying|practi[cs]ing|working on my)\b")
+    r"|\bmy (?:language|sleep|diet|training|workouts?|races?|marathon|skills?|lessons?|song|songs)\b"
+    r"|\bmy (?:last|first|best|next|latest) (?:race|run|swim|lesson|class|game|song|match|exam|test|attempt)\b"
+    r"|\bi (?:want|need|hope|plan|would like|'d like) to (?:learn|get better|improve|practi[cs]e|study|play|sing|"
+    r"swim|run|speak|cook|bake|draw|paint|write|read|pass|finish|grow|train)\b"
+    r"|\bi(?:'m| am) (?:learning|studying|practi[cs]ing|working on my|doing this (?:again )?because)\b"
+    r"|\bi'?ll practi[cs]e\b|\bit took me\b|\b(?:a big |a real )?challenge for me\b")
 
 
 def coach_as_learner(text: str) -> str | None:
