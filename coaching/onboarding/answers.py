@@ -103,7 +103,11 @@ CORRECTION = re.compile(r"(?i)^\s*(?:(?:actually|wait|sorry|oops|correction|no|n
 
 def _clean_goal(phrase: str) -> str:
     phrase = _LEAD_FILLER.sub("", phrase.strip())
-    phrase = re.split(r"(?<=[a-z0-9)])[.!?;]\s|[.!?;]+$|\s+(?:but|because|since|though)\s", phrase, maxsplit=1)[0]
+    phrase = re.split(r"(?<=[a-z0-9)])[.!?;]\s|[.!?;]+$|\s+(?:but|because|since|though|instead of)\s", phrase,
+                      maxsplit=1)[0]
+    # The change of mind is not part of the goal: "actually I want to learn Spanish instead" was
+    # stored as "learn Spanish instead".
+    phrase = re.sub(r"(?i)[\s,]+(?:instead|rather|after all)\s*$", "", phrase.strip(" ,.-—–!?"))
     return re.sub(r"\s+", " ", phrase).strip(" ,.-—–!?")[:300]
 
 

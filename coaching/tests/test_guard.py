@@ -67,6 +67,15 @@ def test_a_regeneration_reciting_its_guidance_is_a_leak():
     assert guard.find_leaks("so I'll keep it to at most 3 short sentences about their goal.")
 
 
+def test_code_written_lines_in_the_models_words_are_leaks():
+    """Seen trying the API: a check-in reply in which the model repeated the planner's options from
+    an earlier reply, and a stream whose model part was the previous reply's "Logged: …" line."""
+    assert guard.find_leaks("Great! You can now schedule the next sessions.\nOption A: 3 sessions of 60 min")
+    assert guard.find_leaks("Logged: a practice you did (not linked to a planned session). Say")
+    assert guard.find_leaks("Sure, let's move it. Your notes say it was “guitar”.")
+    assert not guard.find_leaks("Would Wednesday or Friday suit you better for the first session?")
+
+
 def test_system_prompt_echo():
     system = "You are Bloom, a warm learning coach chatting with one learner about goals"
     assert guard.find_leaks("Sure! You are Bloom, a warm learning coach chatting with one learner.", system)

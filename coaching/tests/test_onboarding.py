@@ -338,3 +338,15 @@ def test_uncertain_goal_is_caught_by_the_shared_profile_check():
     from coaching.reply_checks import goal_is_greeting
 
     assert goal_is_greeting("not sure really") and not goal_is_greeting("get better at playing guitar")
+
+
+@pytest.mark.parametrize("text,goal", [
+    ("actually I want to learn Spanish instead", "learn Spanish"),  # seen trying the API
+    ("actually, my goal is to run a 10k instead of the guitar", "run a 10k"),
+    ("change my goal to baking bread, rather", "baking bread"),
+    ("actually, my goal is to learn the piano", "learn the piano"),
+])
+def test_a_change_of_mind_is_not_part_of_the_new_goal(text, goal):
+    from coaching.onboarding.answers import goal_correction
+
+    assert goal_correction(text) == goal

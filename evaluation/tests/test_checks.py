@@ -317,3 +317,14 @@ def test_unprompted_greeting_is_scored_like_the_guard_blocks_it():
     assert check_unprompted_greeting("Good evening! Evenings it is.", CheckContext(learner_text="evenings")).flag
     assert not check_unprompted_greeting("Hi! Welcome.", CheckContext(learner_text="hello")).flag
     assert not check_unprompted_greeting("Evenings suit you.", CheckContext(learner_text="evenings")).flag
+
+
+def test_code_lines_copied_into_the_models_words_are_a_leak_but_code_writing_them_is_not():
+    """Trying the API: a check-in reply whose model part repeated an earlier reply's options."""
+    from evaluation.checks.text import check_scaffold_leak
+
+    options = "Option A: 3 sessions of 60 min (Wed, Fri, Sun at 19:00)\nReply “option A” or “option B”."
+    copied = f"Great! You can now schedule the next sessions.\n{options}\n\nLogged: a practice you did."
+    ctx = CheckContext(template_texts=("Logged: a practice you did.",))
+    assert check_scaffold_leak(copied, ctx).flag  # the options are in the model's part
+    assert not check_scaffold_leak(f"Good plan.\n\n{options}", CheckContext(template_texts=(options,))).flag
