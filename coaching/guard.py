@@ -150,6 +150,11 @@ def find_voice(text: str, learner_text: str = "", previous_replies: Iterable[str
     return findings
 
 
+def find_asks_known(text: str, known_goal: str) -> list[Finding]:
+    hit = reply_checks.asks_known_goal(text, known_goal)
+    return [Finding("asks_known", hit)] if hit else []
+
+
 def find_repeats(text: str, previous_replies: Iterable[str]) -> list[Finding]:
     """A sentence repeating one of the coach's last two replies (the stream stops before it)."""
     return [Finding("repeat", s[:80]) for s in reply_checks.repeated_sentences(text, previous_replies)[:1]]

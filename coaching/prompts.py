@@ -4,7 +4,7 @@ runs can tell prompt versions apart."""
 
 from __future__ import annotations
 
-PROMPT_VERSION = "2026-12-01.7"
+PROMPT_VERSION = "2026-12-01.8"
 
 # The 0.5B model copies the prompt's own wording. A prompt that says "the learner" gets
 # replies about "the learner"; a prompt with an "ACTIONS line" gets "ACTIONS done this turn" back.
@@ -106,6 +106,7 @@ _REGENERATE_HINTS = {
     "coach_as_learner": "You are their coach: never speak as if you were them.",
     "repeat": "Do not ask or say again what you said in your last replies.",
     "unprompted_greeting": "Do not greet them; react to what they just said.",
+    "asks_known": "You know their goal from the notes: build on it, do not ask for it.",
 }
 
 

@@ -247,6 +247,20 @@ def coach_as_learner(text: str) -> str | None:
     return _first_match(_COACH_AS_LEARNER, text)
 
 
+# --- asking for what the coach already knows ---------------------------------------------------
+# Seen on the chat page: a learner whose goal was stored ("learn to swim freestyle") was asked
+# "What's your goal?" in three replies running. The goal is in the notes of every call.
+_ASKS_GOAL = re.compile(
+    r"(?i)\bwhat(?:'s| is| are) your (?:main |learning |current |actual )?goals?\b"
+    r"|\bwhat (?:would you like|do you want|are you hoping) to (?:learn|work on|achieve|get better at)\b"
+    r"|\btell me (?:about |more about )?(?:your goal|what you want to learn)\b")
+
+
+def asks_known_goal(text: str, known_goal: str) -> str | None:
+    """The reply asks for the learner's goal although it is known (stored at onboarding)."""
+    return _first_match(_ASKS_GOAL, text) if known_goal.strip() else None
+
+
 # --- a sentence repeated from the coach's last replies ----------------------------------------
 # The loop check needs the same whole reply three times; the 0.5B model instead repeats one
 # question turn after turn inside otherwise new replies ("What would make learning this a real

@@ -192,3 +192,12 @@ def test_trim_dangling_removes_list_openers_whose_list_never_came(text, expected
 
     assert reply_checks.trim_dangling(text) == expected
     assert reply_checks.dangling_end(expected) is None
+
+
+def test_asking_for_a_goal_already_known_is_a_finding():
+    """Seen on the chat page: "Hello! I'm here to help. What's your goal?" to a learner whose goal
+    was stored, three replies running."""
+    assert guard.find_asks_known("Hello! I'm here to help. What's your goal?", "learn to swim freestyle")
+    assert guard.find_asks_known("What would you like to learn?", "learn to swim freestyle")
+    assert not guard.find_asks_known("What's your goal?", "")  # not known yet: asking is right
+    assert not guard.find_asks_known("How is the freestyle going?", "learn to swim freestyle")

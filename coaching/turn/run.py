@@ -10,7 +10,7 @@ from django.conf import settings
 
 from coaching import prompts
 from coaching.dialogue import coach_replies
-from coaching.models import Message, StudyArm, Turn
+from coaching.models import Message, OnboardingStep, StudyArm, Turn
 from coaching.router import CHECKIN, COACH, ONBOARDING, PLANNER, REFLECTION, RouteState, route
 from coaching.selectors import history_for, last_coach_turn, profile_get, session_due_for_checkin
 from coaching.services import context_for, message_mark_unanswered
@@ -44,6 +44,7 @@ def turn_run(*, message: Message, emit: Callable[[str], None] | None = None, mod
     # 1. routing (code)
     start = time.perf_counter()
     profile = profile_get(learner=learner)
+    run.known_goal = profile.primary_goal if profile.onboarding_step == OnboardingStep.DONE else ""
     previous = last_coach_turn(conversation=conversation, before=message)
     options_pending = bool(previous and previous.offered_options)
     options_kind = (previous.offered_options[0].get("kind", "plan") if options_pending else "plan")

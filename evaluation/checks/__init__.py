@@ -21,6 +21,7 @@ from evaluation.checks.text import (
     check_sentence_repeat,
 )
 from evaluation.checks.voice import (
+    check_asks_known_goal,
     check_coach_as_learner,
     check_dangling_end,
     check_example_copy,
@@ -36,7 +37,7 @@ from evaluation.checks.voice import (
 CHECK_NAMES = ("scaffold_leak", "over_length", "repetition", "sentence_repeat", "format_density", "emoji",
                "premature_advice", "unperformed_action", "goal_drift", "third_person", "parrot", "refusal", "loop",
                "goal_is_greeting", "profile_unsupported", "example_copy", "coach_as_learner", "dangling_end",
-               "unprompted_greeting")
+               "unprompted_greeting", "asks_known_goal")
 # Human labels for reports; the names above are the stored keys.
 CHECK_LABELS = {
     "scaffold_leak": "Scaffold leak",
@@ -58,6 +59,7 @@ CHECK_LABELS = {
     "coach_as_learner": "Speaks as the learner (\u201cmy life\u201d)",
     "dangling_end": "Ends on a list opener (\u201c:\u201d, \u201c1.\u201d)",
     "unprompted_greeting": "Greets a learner who did not greet",
+    "asks_known_goal": "Asks for a goal it already knows",
 }
 
 
@@ -87,6 +89,7 @@ class CheckSuite:
             "coach_as_learner": check_coach_as_learner(text, ctx),
             "dangling_end": check_dangling_end(text, ctx),
             "unprompted_greeting": check_unprompted_greeting(text, ctx),
+            "asks_known_goal": check_asks_known_goal(text, ctx),
         }
         return {name: result.as_dict() for name, result in results.items()}
 

@@ -53,6 +53,12 @@ def check_unprompted_greeting(text: str, ctx: CheckContext) -> CheckResult:
     return _shared(reply_checks.unprompted_greeting(text, ctx.learner_text))
 
 
+def check_asks_known_goal(text: str, ctx: CheckContext) -> CheckResult:
+    """The reply asks for the goal of a learner who completed onboarding ("What's your goal?")."""
+    known = ctx.primary_goal if ctx.onboarding_complete else ""
+    return _shared(reply_checks.asks_known_goal(strip_templates(text, ctx), known))
+
+
 def check_dangling_end(text: str, ctx: CheckContext) -> CheckResult:
     """The reply ends on a list opener: "…tips to help you stay motivated:\n1."."""
     return _shared(reply_checks.dangling_end(text))
