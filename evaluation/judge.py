@@ -36,6 +36,7 @@ class JudgeOutcome:
     attempts: int
     calls: int
     errors: list[str] = field(default_factory=list)
+    unavailable: bool = False  # the model could not be reached: nothing was judged
 
 
 # --- prompt ---------------------------------------------------------------------------------
@@ -213,7 +214,7 @@ def call_judge(*, messages: list[dict[str, str]], keys: list[str], schema: dict[
             problems = [f"{type(exc).__name__}: {exc}"[:300]]
             scores = {k: DimensionScore(None, "", True) for k in keys}
             errors.extend(problems)
-            break
+            return JudgeOutcome(scores=scores, attempts=attempts, calls=attempts, errors=errors, unavailable=True)
         if not problems:
             return JudgeOutcome(scores=scores, attempts=attempts, calls=attempts, errors=errors)
         errors.extend(f"attempt {attempts}: {p}" for p in problems)

@@ -42,7 +42,7 @@ def judge_calibrate(*, rubric: Rubric, judge_model: str | None = None, path: Pat
     items = data["items"][:limit] if limit else data["items"]
     pairs: list[tuple[str, int, int | None]] = []
     started_at, started = timezone.now(), time.perf_counter()
-    calls = 0
+    calls = unavailable = 0
     for item in items:
         messages = judge.build_pointwise_messages(
             dimensions=rubric.dimensions, profile_line=item["profile_line"], history=[],
@@ -52,13 +52,22 @@ def judge_calibrate(*, rubric: Rubric, judge_model: str | None = None, path: Pat
                                        parse=judge.parse_pointwise, model=judge_model, temperature=0.0,
                                        seed=seed, max_tokens=max_tokens, chat_fn=chat_fn)
         calls += outcome.calls
+        if outcome.unavailable:
+            # The model never answered (timeout, breaker open): that says nothing about the judge,
+            # so the item is left out, and the run cannot count as a calibration.
+            unavailable += 1
+            continue
         pairs += [(k, int(item["scores"][k]), None if outcome.scores[k].invalid else outcome.scores[k].score)
                   for k in keys if k in item["scores"]]
     agreement = compare.judge_agreement(pairs)
     trusted, why = compare.judge_trusted(agreement, compare.Thresholds())
+    if unavailable:
+        why = [f"{unavailable} of {len(items)} judge calls got no answer from the model (unavailable): "
+               "this run measures the model server, not the judge", *why]
     result = {"judge_model": judge_model, "set": data.get("name"), "version": data.get("version"),
-              "items": len(items), "complete": len(items) == len(data["items"]), "agreement": agreement,
-              "trusted": trusted, "why_not": why}
+              "items": len(items), "unavailable_items": unavailable,
+              "complete": len(items) == len(data["items"]) and not unavailable, "agreement": agreement,
+              "trusted": trusted and not unavailable, "why_not": why}
     run = calibration_store(data=data, rubric=rubric, result=result, seed=seed, max_tokens=max_tokens,
                             judge_calls=calls, started_at=started_at, wall_time_s=time.perf_counter() - started)
     return {**result, "run_id": str(run.public_id)}

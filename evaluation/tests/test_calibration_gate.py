@@ -141,3 +141,23 @@ def test_conversations_are_never_added_to_the_calibration_set(fake_judge, rf, dj
     real = _baseline().replies.first().conversation_id
     add_conversations_to_eval_set(EvalRunAdmin(EvalRun, site), request, Conversation.objects.filter(pk=real))
     assert Transcript.objects.get(frozen_from_conversation_id=real).eval_set == core
+
+
+def test_a_calibration_the_model_could_not_answer_is_incomplete_and_unlocks_nothing(fake_judge):
+    """Seen on a loaded machine: five judge timeouts opened the circuit breaker and 102 of 105 items
+    were reported as the judge's invalid answers. Control flow only (FAKE judge that is down)."""
+    from core.llm import LLMOverloaded
+
+    rubric = rubric_load_file()
+    judge_calibrate(rubric=rubric, judge_model="fake:judge")  # a good calibration on record
+    good = judge_calibration_for(judge_model="fake:judge", rubric=rubric)
+
+    def down(*args, **kwargs):
+        raise LLMOverloaded("circuit breaker for fake is open")
+
+    result = judge_calibrate(rubric=rubric, judge_model="fake:judge", chat_fn=down)
+    assert result["complete"] is False and result["trusted"] is False
+    assert result["unavailable_items"] == result["items"]
+    assert "got no answer from the model" in result["why_not"][0]
+    assert all(a["invalid"] == 0 and a["n"] == 0 for a in result["agreement"].values())  # none counted as invalid
+    assert judge_calibration_for(judge_model="fake:judge", rubric=rubric) == good  # the good one still decides
