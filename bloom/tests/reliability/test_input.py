@@ -19,7 +19,7 @@ pytestmark = pytest.mark.django_db
 
 MISSING = {"research_id": str(uuid.uuid4()), "learner_id": "987654321", "conversation_id": "987654321",
            "fact_id": "987654321", "token_id": "987654321", "trace_id": "0" * 32, "pk": "987654321",
-           "run_id": "987654321", "token": "0" * 40, "session_id": "987654321"}
+           "run_id": "987654321", "token": "0" * 40, "session_id": "987654321", "study_id": "987654321"}
 
 
 def test_every_endpoint_answers_missing_ids_and_wrong_methods_in_the_error_shape(tenants):
