@@ -23,13 +23,8 @@ _LEAK_PATTERNS: list[tuple[str, str]] = [
                        r"learner profile:|system prompt|instructions:|tool result from|notes for you only|"
                        r"(?:what )?you know about them|the app scheduled and logged nothing|this turn the app|"
                        r"learner memory|recent facts \(newest|at most \d short sentences)"),
-    # Code's own lines in the model's mouth: options, write confirmations, the undo offer. Only code
-    # offers options and states writes (it stores what it offered); a model copying "Option A: …"
-    # from an earlier reply offers something no later "option A" can resolve. Seen trying the API.
-    ("code_template", r"(?im)^\s*option [a-c]:|reply “option|\bsay “undo”|^\s*logged:|\bi'll schedule it\b|"
-                      r"\bnot linked to a planned session\b|\byour notes\b"),
-    # The profile line of the notes, recited: "goal: … (music); 2 h/week; best time: evening; …".
-    ("profile_line", r"(?i)\d h/week\b|;\s*best time:|\bconfidence \d+/10;"),
+    ("code_template", reply_checks.CODE_TEMPLATE.pattern),
+    ("profile_line", reply_checks.PROFILE_LINE.pattern),
     ("plan_preamble", r"(?i)\bhere(?:'s| is) (?:my|a|the|your) (?:plan|step-by-step plan|response|answer)\b"),
     ("json_blob", r"^\s*[\[{]\s*\""),
 ]

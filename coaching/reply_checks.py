@@ -74,6 +74,17 @@ def parrot(reply: str, learner_text: str) -> str | None:
     return None
 
 
+# --- code's text and the notes in the model's words ---------------------------------------------
+# Shared by the guard's leak check and evaluation's scaffold check (one pattern, two readers).
+# Code's own lines in the model's mouth: options, write confirmations, the undo offer. Only code
+# offers options and states writes (it stores what it offered); a model copying "Option A: …"
+# from an earlier reply offers something no later "option A" can resolve. Seen trying the API.
+CODE_TEMPLATE = re.compile(r"(?im)^\s*option [a-c]:|reply “option|\bsay “undo”|^\s*logged:|\bi'll schedule it\b"
+                           r"|\bnot linked to a planned session\b|\byour notes\b")
+# The profile line of the notes, recited: "goal: … (music); 2 h/week; best time: evening; …".
+PROFILE_LINE = re.compile(r"(?i)\d h/week\b|;\s*best time:|\bconfidence \d+/10;")
+
+
 # --- refusals -------------------------------------------------------------------------------
 _REFUSAL = re.compile(
     r"(?i)\b(?:i'?m|i am) (?:sorry|afraid),? but (?:i|we) (?:can(?:'|no)t|am unable|won'?t|am not able)"

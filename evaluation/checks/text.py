@@ -39,12 +39,10 @@ _SCAFFOLD_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
                                      r"|\bnotes for you only\b|\byou know about them\b"
                                      r"|\bthe app scheduled and logged nothing\b|\bthis turn the app\b"
                                      r"|\bat most \d short sentences\b")),
-    # Code's lines (options, write confirmations, the undo offer) in the model's words; the turn's
-    # own code-written part is stripped before this check runs.
-    ("code template", re.compile(r"(?im)^\s*option [a-c]:|reply “option|\bsay “undo”|^\s*logged:"
-                                 r"|\bi'll schedule it\b|\bnot linked to a planned session\b|\byour notes\b")),
-    # The notes' profile line recited ("goal: … (music); 2 h/week; best time: evening; …").
-    ("profile line", re.compile(r"(?i)\d h/week\b|;\s*best time:|\bconfidence \d+/10;")),
+    # The guard's patterns (coaching/reply_checks); the turn's own code-written part is stripped
+    # before this check runs.
+    ("code template", reply_checks.CODE_TEMPLATE),
+    ("profile line", reply_checks.PROFILE_LINE),
 ]
 
 
