@@ -11,18 +11,8 @@ from django.shortcuts import render
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from core.readonly_admin import ReadOnlyAdmin
 from memory.models import Entity, Fact, FactHistory, Mention, Relation, Summary, SurpriseFact
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
 
 
 class FactHistoryInline(admin.TabularInline):

@@ -11,13 +11,15 @@ from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
 from core.errors import ApplicationError
+from core.readonly_admin import ReadOnlyAdmin
 from telemetry import selectors
 from telemetry.charts import latency_and_token_charts
 from telemetry.models import ModelCall
 
 
 @admin.register(ModelCall)
-class ModelCallAdmin(admin.ModelAdmin):
+class ModelCallAdmin(ReadOnlyAdmin):
+    # Deleting rows goes through the reset endpoint (its own permission + confirmation).
     list_display = ("created_at", "operation", "provider", "request_model", "status", "duration_ms_display",
                     "input_tokens", "output_tokens", "agent", "loop_iteration", "trace_link")
     list_filter = ("operation", "status", "provider", "request_model", "agent", "created_at")
@@ -30,16 +32,6 @@ class ModelCallAdmin(admin.ModelAdmin):
 
     def get_readonly_fields(self, request, obj=None):
         return [f.name for f in ModelCall._meta.fields]
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        # Deleting rows goes through the reset endpoint (its own permission + confirmation).
-        return False
 
     @admin.display(description="duration (ms)", ordering="duration_ms")
     def duration_ms_display(self, obj: ModelCall) -> str:

@@ -23,6 +23,7 @@ from coaching.research.models import (
     ReminderDelivery,
     Study,
 )
+from core.readonly_admin import ReadOnlyAdmin
 
 
 @admin.register(Study)
@@ -142,22 +143,14 @@ class ReminderDeliveryAdmin(admin.ModelAdmin):
 
 
 @admin.register(SessionStatusChange)
-class SessionStatusChangeAdmin(admin.ModelAdmin):
+class SessionStatusChangeAdmin(ReadOnlyAdmin):
+    """The audit trail is written only by coaching.services.session_status; staff read it."""
+
     list_display = ["session", "from_status", "to_status", "source", "changed_at"]
     list_filter = ["source", "to_status"]
     search_fields = ["=session__id", "detail"]
     list_select_related = ["session"]
     raw_id_fields = ["session"]
-
-    # The audit trail is written only by coaching.services.session_status; staff read it.
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 
 @admin.register(ExportLog)

@@ -22,6 +22,7 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
 from coaching.models import Conversation, Message, Turn
+from core.readonly_admin import ReadOnlyAdmin
 from evaluation.review import reviewed_admins, selectors, services
 from evaluation.review.charts import weekly_stacked_svg
 from evaluation.review.forms import DefectTagForm
@@ -33,17 +34,6 @@ from memory.models import Fact
 SEND_TO_EVAL_PERMISSION = "evaluation.add_transcript"
 
 
-class ReadOnlyMixin:
-    def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
-
-
 def _tag_form_fields() -> dict[str, str]:
     form = DefectTagForm()
     # Bound-field HTML is built by the form widgets, which escape their own values.
@@ -51,7 +41,7 @@ def _tag_form_fields() -> dict[str, str]:
 
 
 @admin.register(ConversationAudit)
-class ConversationAuditAdmin(ReadOnlyMixin, admin.ModelAdmin):
+class ConversationAuditAdmin(ReadOnlyAdmin):
     list_display = ("id", "learner", "created_at", "turns", "defects", "audit_link")
     list_filter = ("created_at", "learner__study_arm")
     search_fields = ("=id", "learner__display_name", "=learner__research_id")
@@ -236,7 +226,7 @@ class DefectTagAdmin(MessageTextAdminMixin, admin.ModelAdmin):
 
 
 @admin.register(DefectTagHistory)
-class DefectTagHistoryAdmin(ReadOnlyMixin, admin.ModelAdmin):
+class DefectTagHistoryAdmin(ReadOnlyAdmin):
     list_display = ("at", "action", "tag_pk", "actor")
     list_filter = ("action", "at")
     search_fields = ("=tag_pk",)
