@@ -112,9 +112,9 @@ def turn_run(*, message: Message, emit: Callable[[str], None] | None = None, mod
             "retried.", retry_after=getattr(exc, "retry_after", None) or 10) from exc
 
     content = (text.strip() + ("\n\n" if text.strip() and suffix else "") + suffix).strip()
-    run.code_text = suffix.strip() if text.strip() else content
-    if run.outcome in ("fallback", "templated"):
-        run.code_text = content  # a fallback or template is code's text, whole
+    # No model words, a fallback or a template: the whole reply is code's text.
+    whole = not text.strip() or run.outcome in ("fallback", "templated")
+    run.code_text = content if whole else suffix.strip()
     streamed = "".join(run.streamed).strip()
     if emit is not None and content.startswith(streamed) and content != streamed:
         # Code-rendered parts (question, options, confirmations) follow the model's words.
