@@ -104,6 +104,7 @@ _REGENERATE_HINTS = {
     "drift": "Stay on their own goal.",
     "example_copy": "Mention only what they told you.",
     "coach_as_learner": "You are their coach: never speak as if you were them.",
+    "asks_for_advice": "You are the coach: give them one concrete tip yourself, do not ask them for tips.",
     "repeat": "Do not ask or say again what you said in your last replies.",
     "unprompted_greeting": "Do not greet them; react to what they just said.",
     "asks_known": "You know their goal from the notes: build on it, do not ask for it.",

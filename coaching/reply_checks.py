@@ -272,6 +272,27 @@ def asks_known_goal(text: str, known_goal: str) -> str | None:
     return _first_match(_ASKS_GOAL, text) if known_goal.strip() else None
 
 
+# --- asking the learner for the coach's advice ------------------------------------------------
+# Seen on the chat page: "Morning is the perfect time to start your training. What are some tips
+# for getting started with freestyle?" The small model slips into the asker's role and asks the
+# learner for tips, the coach's job. Asking what works FOR THEM is coaching ("What helped you last
+# week?"), and so is "what advice would you give yourself / a friend" (a reflection technique):
+# neither is matched.
+_ASKS_FOR_ADVICE = re.compile(
+    r"(?i)\bwhat (?:are|were|'re) (?:some|a few|any|the|your)(?: good| best| useful| helpful| top| main)?"
+    r" (?:tips|advice|suggestions|recommendations|tricks|resources)\b"
+    r"|\b(?:do|can|could|would) you (?:have|give|share|offer|suggest|recommend|provide)(?: me| us)?"
+    r"(?: any| some| a few)?(?: good| useful)? (?:tips|advice|suggestions|recommendations|tricks)\b"
+    r"|\bwhat (?:tips|advice|suggestions|recommendations) (?:do|would|can|could) you (?:have|give|share|offer|suggest)"
+    r"(?! (?:to )?(?:yourself|a friend|someone in your))"
+    r"|\bany (?:tips|advice|suggestions|recommendations)(?: for me)?\s*\?")
+
+
+def asks_for_advice(text: str) -> str | None:
+    """The coach asks the learner for tips or advice, as if the learner were the coach."""
+    return _first_match(_ASKS_FOR_ADVICE, text)
+
+
 # --- a sentence repeated from the coach's last replies ----------------------------------------
 # The loop check needs the same whole reply three times; the 0.5B model instead repeats one
 # question turn after turn inside otherwise new replies ("What would make learning this a real

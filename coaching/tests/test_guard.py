@@ -201,3 +201,13 @@ def test_asking_for_a_goal_already_known_is_a_finding():
     assert guard.find_asks_known("What would you like to learn?", "learn to swim freestyle")
     assert not guard.find_asks_known("What's your goal?", "")  # not known yet: asking is right
     assert not guard.find_asks_known("How is the freestyle going?", "learn to swim freestyle")
+
+
+def test_asking_the_learner_for_tips_is_a_voice_finding_with_its_own_guidance():
+    """Seen on the chat page: "What are some tips for getting started with freestyle?" — the coach
+    asking the learner for the coach's advice. The regeneration is told what to do instead."""
+    findings = guard.find_voice("Morning is the perfect time to start. What are some tips for getting started with "
+                                "freestyle?", learner_text="mornings")
+    assert [f.kind for f in findings] == ["asks_for_advice"]
+    assert "do not ask them for tips" in prompts.regenerate_note(["asks_for_advice"])
+    assert not guard.find_voice("Try one easy length first. What helped you last time?", learner_text="mornings")

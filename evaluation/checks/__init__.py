@@ -21,6 +21,7 @@ from evaluation.checks.text import (
     check_sentence_repeat,
 )
 from evaluation.checks.voice import (
+    check_asks_for_advice,
     check_asks_known_goal,
     check_coach_as_learner,
     check_dangling_end,
@@ -37,7 +38,7 @@ from evaluation.checks.voice import (
 CHECK_NAMES = ("scaffold_leak", "over_length", "repetition", "sentence_repeat", "format_density", "emoji",
                "premature_advice", "unperformed_action", "goal_drift", "third_person", "parrot", "refusal", "loop",
                "goal_is_greeting", "profile_unsupported", "example_copy", "coach_as_learner", "dangling_end",
-               "unprompted_greeting", "asks_known_goal")
+               "unprompted_greeting", "asks_known_goal", "asks_for_advice")
 # Human labels for reports; the names above are the stored keys.
 CHECK_LABELS = {
     "scaffold_leak": "Scaffold leak",
@@ -60,6 +61,7 @@ CHECK_LABELS = {
     "dangling_end": "Ends on a list opener (\u201c:\u201d, \u201c1.\u201d)",
     "unprompted_greeting": "Greets a learner who did not greet",
     "asks_known_goal": "Asks for a goal it already knows",
+    "asks_for_advice": "Asks the learner for tips (role reversal)",
 }
 
 
@@ -90,6 +92,7 @@ class CheckSuite:
             "dangling_end": check_dangling_end(text, ctx),
             "unprompted_greeting": check_unprompted_greeting(text, ctx),
             "asks_known_goal": check_asks_known_goal(text, ctx),
+            "asks_for_advice": check_asks_for_advice(text, ctx),
         }
         return {name: result.as_dict() for name, result in results.items()}
 

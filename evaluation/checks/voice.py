@@ -1,7 +1,7 @@
 """Checks shared with the coaching guard (`coaching/reply_checks.py`), so evaluation counts exactly
 what the guard blocks: third person, parroting, refusals, loops, copies of the prompt's example,
-the coach speaking as the learner, an unprompted greeting, a dangling list opener, and the profile
-values a turn saved."""
+the coach speaking as the learner or asking them for tips, an unprompted greeting, a dangling list
+opener, and the profile values a turn saved."""
 
 from __future__ import annotations
 
@@ -46,6 +46,11 @@ def check_example_copy(text: str, ctx: CheckContext) -> CheckResult:
 def check_coach_as_learner(text: str, ctx: CheckContext) -> CheckResult:
     """The coach speaks as the learner: "Evening time is a crucial part of my life."."""
     return _shared(reply_checks.coach_as_learner(strip_templates(text, ctx)))
+
+
+def check_asks_for_advice(text: str, ctx: CheckContext) -> CheckResult:
+    """The coach asks the learner for tips: "What are some tips for getting started with freestyle?"."""
+    return _shared(reply_checks.asks_for_advice(strip_templates(text, ctx)))
 
 
 def check_unprompted_greeting(text: str, ctx: CheckContext) -> CheckResult:

@@ -135,7 +135,8 @@ def test_run_checks_returns_every_check_as_plain_dicts():
     assert set(out) == {"scaffold_leak", "over_length", "repetition", "sentence_repeat", "format_density", "emoji",
                         "premature_advice", "unperformed_action", "goal_drift", "third_person", "parrot", "refusal",
                         "loop", "goal_is_greeting", "profile_unsupported", "example_copy", "coach_as_learner",
-                        "dangling_end", "unprompted_greeting", "asks_known_goal"}
+                        "dangling_end", "unprompted_greeting", "asks_known_goal",
+                        "asks_for_advice"}
     assert all(set(v) == {"flag", "value", "detail"} for v in out.values())
     assert not any(v["flag"] for v in out.values())
 
@@ -266,6 +267,24 @@ def test_coach_as_learner_flags_the_coach_speaking_about_my_life():
 
     assert check_coach_as_learner("Evening time is a crucial part of my life.", CheckContext()).flag
     assert not check_coach_as_learner("In my experience, evenings work well for you.", CheckContext()).flag
+
+
+@pytest.mark.parametrize("text,flag", [
+    # Seen on the chat page (learner's goal: swim freestyle; the learner had said "mornings").
+    ("Morning is the perfect time to start your training. What are some tips for getting started with freestyle?",
+     True),
+    ("Do you have any tips for staying consistent?", True),
+    ("What advice do you have for beginners?", True),
+    ("Any suggestions?", True),
+    # Coaching questions about the learner's own experience, and a reflection technique.
+    ("What helped you stay consistent last week?", False),
+    ("What advice would you give yourself on a tired evening?", False),
+    ("Here are two tips: warm up first, then swim one easy length.", False),
+])
+def test_asks_for_advice_flags_the_coach_asking_the_learner_for_tips(text, flag):
+    from evaluation.checks.voice import check_asks_for_advice
+
+    assert check_asks_for_advice(text, CheckContext()).flag is flag
 
 
 @pytest.mark.parametrize("text,flag", [
