@@ -248,6 +248,10 @@ BLOOM_COACH_TOOL_LOOP = env_bool("BLOOM_COACH_TOOL_LOOP", False)
 # acknowledgements were mostly wrong ("I'm glad you're feeling scared.") and drove the guard;
 # the gate's code-written confirmation carries the turn on its own (docs/coach-quality.md).
 BLOOM_ONBOARDING_MODEL_ACK = env_bool("BLOOM_ONBOARDING_MODEL_ACK", False)
+# The coach's replies are decoded under a plain-text grammar (core/llm/grammars.py: one paragraph,
+# no markdown marks) where the provider takes one. 0 for an OpenAI-compatible server that rejects
+# llama.cpp's `grammar` field.
+BLOOM_PLAIN_REPLY_GRAMMAR = env_bool("BLOOM_PLAIN_REPLY_GRAMMAR", True)
 
 # --- celery ---------------------------------------------------------------------------------
 BROKER_DIR = VAR_DIR / "broker"

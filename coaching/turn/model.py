@@ -7,6 +7,8 @@ import re
 import time
 from collections.abc import Callable
 
+from django.conf import settings
+
 from coaching import guard, prompts, reply_checks
 from coaching.turn.state import Run, add_ms, ms
 from core.llm import call_context, chat
@@ -86,7 +88,8 @@ def model_text(run: Run, messages: list[dict], *, max_tokens: int, stream: bool,
     go through the gate (guarded streaming) and generation stops at the first failing sentence or
     past the hard cap; the guard then decides what is stored."""
     start = time.perf_counter()
-    options = {"max_tokens": max_tokens, "temperature": 0.3, "seed": 7, "stop": prompts.STOP}
+    options = {"max_tokens": max_tokens, "temperature": 0.3, "seed": 7, "stop": prompts.STOP,
+               "plain_text": settings.BLOOM_PLAIN_REPLY_GRAMMAR}
     if retry:
         # The guard's one regeneration samples wider, from another (fixed) seed: near-greedy decoding
         # of an almost unchanged prompt gave the same refusal twice.

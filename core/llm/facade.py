@@ -171,7 +171,8 @@ def chat(messages: list[dict[str, Any]], *, tools: list[ToolSpec] | None = None,
          stream: bool = False, options: dict[str, Any] | None = None, model: str | None = None,
          operation: str = "chat") -> ChatResult | ChatStream:
     """One chat call. `options`: max_tokens, temperature, seed, top_p, top_k, stop, timeout,
-    keep_alive (Ollama). With `schema`, `.parsed` holds the schema-valid object; with `tools`,
+    keep_alive (Ollama), plain_text (decode one paragraph of plain text where the provider takes a
+    grammar, core/llm/grammars.py). With `schema`, `.parsed` holds the schema-valid object; with `tools`,
     `.tool_calls` holds the model's choice (or `.text` its direct answer)."""
     spec = resolve_chat_model(model)
     request = _request(spec, messages, tools, schema, options)

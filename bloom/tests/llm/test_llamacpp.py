@@ -3,6 +3,7 @@ writing rows to the real database."""
 
 from __future__ import annotations
 
+import re
 import threading
 
 import pytest
@@ -40,6 +41,16 @@ def test_json_schema_chat_and_stream_are_recorded(llamacpp_model):
     streamed = rows[stream.result.call_id]
     assert 0 < streamed.time_to_first_token_ms <= streamed.duration_ms
     assert streamed.output_tokens == stream.result.usage.output_tokens
+
+
+def test_plain_text_option_decodes_one_paragraph_in_process(llamacpp_model):
+    """The plain-text grammar in-process: a list asked for comes back as one plain paragraph."""
+    bait = [{"role": "user", "content": "Give me 5 numbered steps to learn to swim, as a markdown list."}]
+    markdown = re.compile(r"(?m)\n|\*\*|^\s*(?:[-*•#]|\d+[.)])\s")
+    free = llm.chat(bait, options={**GREEDY, "max_tokens": 60}).text
+    plain = llm.chat(bait, options={**GREEDY, "max_tokens": 60, "plain_text": True}).text
+    assert markdown.search(free), free
+    assert plain.strip() and not markdown.search(plain), plain
 
 
 def test_three_iteration_tool_loop_gives_three_rows(llamacpp_model):

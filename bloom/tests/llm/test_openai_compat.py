@@ -7,6 +7,7 @@ Every outcome is checked as the typed error *and* its telemetry row."""
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -89,6 +90,19 @@ def test_schema_output_and_stream_through_the_real_server_are_recorded(served):
         assert row.input_tokens > 5 and row.output_tokens > 0
     assert rows[stream.result.call_id].output_tokens == len(tokens)
     assert 0 < rows[stream.result.call_id].time_to_first_token_ms <= rows[stream.result.call_id].duration_ms
+
+
+LIST_BAIT = [{"role": "user", "content": "Give me 5 numbered steps to learn to swim, as a markdown list."}]
+MARKDOWN = re.compile(r"(?m)\n|\*\*|^\s*(?:[-*•#]|\d+[.)])\s")
+
+
+def test_plain_text_option_decodes_one_paragraph_on_the_real_server(served):
+    """core/llm/grammars.py through llama.cpp's server: asked for a markdown list, the model writes
+    one; under `plain_text` the same request comes back as one paragraph without markdown marks."""
+    free = llm.chat(LIST_BAIT, options={**GREEDY, "max_tokens": 60}).text
+    plain = llm.chat(LIST_BAIT, options={**GREEDY, "max_tokens": 60, "plain_text": True}).text
+    assert MARKDOWN.search(free), free  # the bait works: without the grammar there is a list
+    assert plain.strip() and not MARKDOWN.search(plain), plain
 
 
 def test_tools_through_the_schema_on_the_real_server(served):

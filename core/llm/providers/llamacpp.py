@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from core.llm import assets
+from core.llm.grammars import PLAIN_TEXT_GBNF
 from core.llm.providers.base import ChatRequest, Done, Token
 from core.llm.providers.common import grammar_request, result_of, structured_events
 from core.llm.settings import llm_setting
@@ -104,6 +105,10 @@ def _sampling(options: dict[str, Any]) -> dict[str, Any]:
     for name in ("temperature", "top_p", "top_k", "seed", "stop", "repeat_penalty"):
         if options.get(name) is not None:
             kwargs[name] = options[name]
+    if options.get("plain_text"):
+        from llama_cpp import LlamaGrammar
+
+        kwargs["grammar"] = LlamaGrammar.from_string(PLAIN_TEXT_GBNF)
     return kwargs
 
 

@@ -25,6 +25,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from core.llm.grammars import PLAIN_TEXT_GBNF
 from core.llm.providers.base import ChatRequest, Done, Token
 from core.llm.providers.common import grammar_request, result_of, structured_events
 from core.llm.settings import llm_setting
@@ -101,6 +102,8 @@ def _sampling(options: dict[str, Any]) -> dict[str, Any]:
             kwargs[name] = options[name]
     # Not in OpenAI's schema; llama.cpp, vLLM and Ollama read them from the body.
     extra = {name: options[name] for name in ("top_k", "repeat_penalty") if options.get(name) is not None}
+    if options.get("plain_text"):
+        extra["grammar"] = PLAIN_TEXT_GBNF  # llama.cpp's servers read it (core/llm/grammars.py)
     if extra:
         kwargs["extra_body"] = extra
     return kwargs
