@@ -4,7 +4,7 @@ runs can tell prompt versions apart."""
 
 from __future__ import annotations
 
-PROMPT_VERSION = "2026-12-01.8"
+PROMPT_VERSION = "2026-12-01.9"
 
 # The 0.5B model copies the prompt's own wording. A prompt that says "the learner" gets
 # replies about "the learner"; a prompt with an "ACTIONS line" gets "ACTIONS done this turn" back.
