@@ -78,17 +78,37 @@ def extract_entities(self, fact_ids: list[int] | int) -> dict[str, int] | None:
     try:
         with call_context(service="memory.extract_entities",
                           learner_id=learners.pop() if len(learners) == 1 else None):
-            found = entities_many([f.content for f in facts], labels, threshold=conf.entity_threshold())
+            found, failed = _spans_bisected(facts, labels)
     except LLMError as exc:
         _retry(self, exc)
         return None
     batch = []
-    for fact, spans in zip(facts, found, strict=True):
+    for fact, spans in found:
         kept, dropped = rules.validate_spans(fact.content, list(spans), labels=labels)
         batch.append(FactSpans(fact.pk, kept, dropped))
-    runs = entities_record_many(found=batch)
+    runs = entities_record_many(found=batch) if batch else {}
     return {"facts": len(runs), "kept": sum(r.kept for r in runs.values()),
-            "dropped": sum(r.dropped for r in runs.values()), "skipped": len(ids) - len(runs)}
+            "dropped": sum(r.dropped for r in runs.values()), "skipped": len(ids) - len(runs), "failed": failed}
+
+
+def _spans_bisected(facts: list[Fact], labels: list[str]) -> tuple[list[tuple[Fact, list[Any]]], int]:
+    """GLiNER's spans for each fact, one batched call. A non-transient error (malformed output, a
+    text the model cannot take) on a batch splits it in halves, so one bad fact costs only itself:
+    its entities are not extracted (logged, counted as failed; a re-delivery tries it again) and the
+    other facts' are. A transient error is raised for the task to retry."""
+    try:
+        spans = entities_many([f.content for f in facts], labels, threshold=conf.entity_threshold())
+        return list(zip(facts, spans, strict=True)), 0
+    except LLMError as exc:
+        if exc.transient:
+            raise
+        if len(facts) == 1:
+            logger.warning("memory.extract_entities: fact %s skipped: %s", facts[0].pk, exc)
+            return [], 1
+    mid = len(facts) // 2
+    left, left_failed = _spans_bisected(facts[:mid], labels)
+    right, right_failed = _spans_bisected(facts[mid:], labels)
+    return left + right, left_failed + right_failed
 
 
 @shared_task(name="memory.summarize", bind=True, max_retries=len(RETRY_DELAYS))

@@ -205,6 +205,33 @@ def test_task_extracts_a_batch_skips_a_gone_fact_and_is_idempotent(gliner_model,
     assert _graph(learner) == before
 
 
+def test_malformed_output_for_one_fact_costs_only_that_fact(gliner_model, learner, monkeypatch):
+    """The real GLiNER model, with its provider made to fail on one text as a malformed answer would
+    (LLMInvalidOutput, not transient): the batch is split until the bad fact stands alone; every
+    other fact gets the entities the real model finds, and the task reports one failure."""
+    from core.llm.providers import entity_provider
+    from core.llm.types import LLMInvalidOutput
+
+    result = _ingest(learner, BATCH)
+    row = OutboxMessage.objects.get(task_name="memory.extract_entities")
+    bad = Fact.objects.get(pk=result.created[2])
+    provider = entity_provider()
+    real = provider.predict_many
+
+    def predict_many(model, texts, labels, threshold=None):
+        if bad.content in texts:
+            raise LLMInvalidOutput("gliner: malformed spans")
+        return real(model, texts, labels, threshold)
+
+    monkeypatch.setattr(provider, "predict_many", predict_many)
+    out = tasks.extract_entities(*row.args)
+    assert out["failed"] == 1 and out["facts"] == len(result.created) - 1
+    assert not EntityRun.objects.filter(fact=bad).exists()
+    assert EntityRun.objects.filter(fact_id__in=result.created).count() == len(result.created) - 1
+    monkeypatch.undo()
+    assert tasks.extract_entities(*row.args)["facts"] == 1  # delivered again: the bad fact's turn comes
+
+
 # --- a real Celery worker -----------------------------------------------------------------------------
 @pytest.mark.django_db(transaction=True)
 def test_real_worker_extracts_a_batch_through_the_outbox(gliner_model, real_celery_worker, learner):
