@@ -3,7 +3,9 @@
 Run on PostgreSQL + pgvector (use a scratch database: it inserts and then deletes its own rows):
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/bloom_bench_mem python bench/run.py memory --quick
 Sizes: --quick = 10k facts; full = 10k and 100k. 1M is supported (BENCH_MEMORY_SIZES=1000000) but
-takes long on 2 cores. Vectors are synthetic (clustered unit vectors, 384-d): embedding 100k texts with
+takes long on 2 cores. BENCH_HNSW_CONFIGS="32:128,48:200" also builds and measures those graphs on the
+same rows (build time, size, recall by ef_search, filtered per-learner HNSW with iterative scan).
+Vectors are synthetic (clustered unit vectors, 384-d): embedding 100k texts with
 MiniLM would measure the embedder, not the store. HNSW: m=16, ef_construction=64, ef_search=conf.HNSW_EF_SEARCH.
 """
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 import os
 import statistics
 import time
+import uuid
 from datetime import timedelta
 
 import numpy as np
@@ -150,12 +153,13 @@ def bench_search(rows: list[dict], size: int, queries: int = 100) -> None:
             with connection.cursor() as cur, cur.connection.cursor().copy(
                     "COPY memory_fact (learner_id, fact_type, content, confidence, source_agent, embedding, "
                     "content_hash, created_at, last_accessed_at, access_count, tier, archived, surprise, "
-                    "surprise_reason) FROM STDIN") as copy:
+                    "surprise_reason, external_id, metadata, public_id) FROM STDIN") as copy:
                 for j in range(n):
                     vec = "[" + ",".join(f"{x:.6f}" for x in vecs[j]) + "]"
                     text = " ".join(vocab[k] for k in words[j])
                     copy.write_row((int(lids[j]), "insight", text, 0.5, "bench", vec, f"b{size}-{start + j}",
-                                    "2026-11-01", "2026-11-20", 0, "hot", False, False, ""))
+                                    "2026-11-01", "2026-11-20", 0, "hot", False, False, "", "", "{}",
+                                    str(uuid.uuid4())))
             all_vecs.append(vecs)
             all_learners.append(lids)
         load_s = time.perf_counter() - t0
@@ -245,8 +249,78 @@ def bench_search(rows: list[dict], size: int, queries: int = 100) -> None:
                   "value": sweep_hits[ef] / (10 * queries), "unit": "",
                   "note": f"vector-only ANN query p50 {statistics.median(sweep_ms[ef]):.1f} ms, "
                           f"p95 {pct(sweep_ms[ef], 95):.1f} ms"} for ef in EF_SWEEP]
+        configs = [tuple(int(x) for x in c.split(":")) for c in os.environ.get("BENCH_HNSW_CONFIGS", "").split(",")
+                   if c.strip()]
+        if configs:
+            _hnsw_sweep(rows, size, configs, mat, all_ids, lid_arr, qvecs, learner_ids)
     finally:
         _cleanup(client)
+
+
+def _hnsw_sweep(rows: list[dict], size: int, configs: list[tuple[int, int]], mat, all_ids, lid_arr, qvecs,
+                learner_ids) -> None:
+    """Other graphs on the same rows (BENCH_HNSW_CONFIGS="m:ef_construction,..."): build time, index
+    size, global recall@10 against exact numpy at each ef_search, and per learner the filtered HNSW
+    query with pgvector's iterative scan (relaxed order) against that learner's exact top 10 — the
+    path that returns too few rows without it. The migration's index (m=16, ef_construction=64) is
+    rebuilt at the end."""
+    from django.db import connection, transaction
+
+    def literal(q) -> str:
+        return "[" + ",".join(f"{x:.7g}" for x in q) + "]"
+
+    def build(m: int, efc: int) -> tuple[float, float]:
+        with connection.cursor() as cur:
+            cur.execute("DROP INDEX IF EXISTS fact_embedding_hnsw")
+            cur.execute(f"SET maintenance_work_mem = '{'4GB' if size >= 500_000 else '1GB'}'")
+            cur.execute("SET max_parallel_maintenance_workers = 1")
+            t0 = time.perf_counter()
+            cur.execute("CREATE INDEX fact_embedding_hnsw ON memory_fact USING hnsw (embedding vector_cosine_ops) "
+                        f"WITH (m = {int(m)}, ef_construction = {int(efc)})")
+            build_s = time.perf_counter() - t0
+            cur.execute("SELECT pg_relation_size('fact_embedding_hnsw')")
+            return build_s, cur.fetchone()[0] / 1e6
+
+    exact = [set(all_ids[np.argsort(-(mat @ q))[:10]].tolist()) for q in qvecs]
+    for m, efc in configs:
+        build_s, size_mb = build(m, efc)
+        tag = f"m={m} ef_construction={efc}"
+        rows.append({"bench": "memory.hnsw", "metric": f"build {size} {tag}", "value": build_s, "unit": "s",
+                     "note": f"index {size_mb:,.0f} MB, 1 parallel worker"})
+        for ef in EF_SWEEP:
+            hits, ms = 0, []
+            for q, want in zip(qvecs, exact, strict=True):
+                with transaction.atomic(), connection.cursor() as cur:
+                    cur.execute(f"SET LOCAL hnsw.ef_search = {ef}")
+                    t = time.perf_counter()
+                    cur.execute("SELECT id FROM memory_fact ORDER BY embedding <=> %s::vector LIMIT 10", [literal(q)])
+                    got = {r[0] for r in cur.fetchall()}
+                    ms.append((time.perf_counter() - t) * 1000)
+                hits += len(want & got)
+            rows.append({"bench": "memory.hnsw", "metric": f"recall@10 global {size} {tag} ef_search={ef}",
+                         "value": hits / (10 * len(qvecs)), "unit": "",
+                         "note": f"p50 {statistics.median(ms):.1f} / p95 {pct(ms, 95):.1f} ms"})
+        hits, short, ms = 0.0, 0, []
+        for i, q in enumerate(qvecs):
+            lid = int(learner_ids[i % len(learner_ids)])
+            mask = lid_arr == lid
+            want = set(all_ids[mask][np.argsort(-(mat[mask] @ q))[:10]].tolist())
+            with transaction.atomic(), connection.cursor() as cur:
+                cur.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+                cur.execute("SET LOCAL hnsw.ef_search = 100")
+                t = time.perf_counter()
+                cur.execute("SELECT id FROM (SELECT id, embedding <=> %s::vector AS d FROM memory_fact "
+                            "WHERE learner_id = %s ORDER BY d LIMIT 10) t ORDER BY d", [literal(q), lid])
+                got = {r[0] for r in cur.fetchall()}
+                ms.append((time.perf_counter() - t) * 1000)
+            hits += len(want & got) / max(1, min(10, len(want)))
+            short += len(got) < min(10, len(want))
+        rows.append({"bench": "memory.hnsw", "metric": f"recall@10 per-learner filtered HNSW {size} {tag}",
+                     "value": hits / len(qvecs), "unit": "",
+                     "note": f"iterative_scan=relaxed_order, ef_search=100: p50 {statistics.median(ms):.1f} / "
+                             f"p95 {pct(ms, 95):.1f} ms, {short} of {len(qvecs)} short of 10 rows"})
+    if configs[-1] != (16, 64):
+        build(16, 64)  # the migration's index again
 
 
 def run(quick: bool) -> list[dict]:
