@@ -107,28 +107,32 @@ def embed_query(query: str) -> list[float]:
 
 
 def search_memory(*, learner_id: int, query: str, limit: int = 10, touch: bool = True,
-                  include_superseded: bool = False,
-                  query_embedding: list[float] | None = None) -> list[dict[str, Any]]:
+                  include_superseded: bool = False, query_embedding: list[float] | None = None,
+                  public_refs: bool = False) -> list[dict[str, Any]]:
     """Hybrid search over one learner's facts (archived and cold ones included): score =
     (0.7·cosine + 0.3·text) × max(0.3, exp(-0.05·days since last access)). Per-learner search is an
     exact scan of that learner's rows (measured faster than a filtered HNSW at this size, and exact).
     A query naming a speaker of the learner's "<Name>: ..." facts searches that speaker's facts,
     its vector made without the name (memory/speakers.py).
     With `touch`, returned facts count as accessed (written behind, see memory.services.access);
-    `touch=False` is a read-only search."""
+    `touch=False` is a read-only search. With `public_refs` (the API's reads, memory.api.queries)
+    each hit also carries "public": the public ids of the fact, its learner, the superseding fact,
+    the source message and its conversation, read by the same statement on PostgreSQL."""
     return _search(learner_id=learner_id, query=query, limit=limit, touch=touch, query_embedding=query_embedding,
-                   include_superseded=include_superseded)
+                   include_superseded=include_superseded, public_refs=public_refs)
 
 
 def search_memory_global(*, query: str, limit: int = 10, touch: bool = True, include_superseded: bool = False,
-                         query_embedding: list[float] | None = None) -> list[dict[str, Any]]:
+                         query_embedding: list[float] | None = None,
+                         public_refs: bool = False) -> list[dict[str, Any]]:
     """Staff-only search across all learners (HNSW on PostgreSQL)."""
     return _search(learner_id=None, query=query, limit=limit, touch=touch, query_embedding=query_embedding,
-                   include_superseded=include_superseded)
+                   include_superseded=include_superseded, public_refs=public_refs)
 
 
 def _search(*, learner_id: int | None, query: str, limit: int, touch: bool,
-            query_embedding: list[float] | None, include_superseded: bool = False) -> list[dict[str, Any]]:
+            query_embedding: list[float] | None, include_superseded: bool = False,
+            public_refs: bool = False) -> list[dict[str, Any]]:
     """A superseded fact (replaced by a later one, kept with its history) is left out unless
     asked for: every caller — the coach's tool, the API, MCP — gets current facts by default."""
     query = rules.validate_query(query)
@@ -143,13 +147,13 @@ def _search(*, learner_id: int | None, query: str, limit: int, touch: bool,
     now = timezone.now()
     if settings.DB_VENDOR == "postgresql":
         results = _pg_search(learner_id=learner_id, query=text_query, qvec=qvec, k=max(limit * 4, 40), limit=limit,
-                             now=now, include_superseded=include_superseded, who=who)
+                             now=now, include_superseded=include_superseded, who=who, public_refs=public_refs)
     else:
         results = _scan_search(learner_id=learner_id, query=text_query, qvec=qvec, limit=limit, now=now,
                                include_superseded=include_superseded, who=who)
     if settings.DB_VENDOR == "postgresql" and conf.search_second_hop() and learner_id is not None and results:
         results = _second_hop(learner_id=learner_id, query=query, results=results, limit=limit, qvec=qvec, now=now,
-                              include_superseded=include_superseded, who=who)
+                              include_superseded=include_superseded, who=who, public_refs=public_refs)
     if touch and results:
         from memory.services.access import facts_mark_accessed_later
 
@@ -173,6 +177,7 @@ def _hit(row: dict[str, Any], *, vector: float, text: float, decay: float, score
         "occurred_at": row["occurred_at"].isoformat() if row["occurred_at"] else None,
         "external_id": row["external_id"], "metadata": _json(row["metadata"]), "score": round(score, 6),
         "parts": {"vector": round(vector, 6), "text": round(text, 6), "decay": round(decay, 6)},
+        **({"public": tuple(row[c] for c in _PUBLIC_COLUMNS)} if "pub_fact" in row else {}),
     }
 
 
@@ -180,7 +185,9 @@ def _hit(row: dict[str, Any], *, vector: float, text: float, decay: float, score
 # union, the text rank normalised by the best text rank, decay from last access, the weighted score
 # and every column a hit returns. Per learner the query vector comes from a CTE, which keeps the
 # planner off the HNSW index (an approximate index filtered by learner afterwards can return fewer
-# than k rows): it scans that learner's rows exactly, found through the learner index.
+# than k rows): it scans that learner's rows exactly, found through the learner index. The text
+# side reads the stored `content_tsv` (to_tsvector('english', content), migration 0009): computed
+# per row at query time it was most of the statement's time at ~1,000 facts per learner.
 _HYBRID_SQL = """
 WITH q AS MATERIALIZED (SELECT %(vec)s::vector AS v, {tsq} AS tq),
 vec AS (
@@ -189,8 +196,8 @@ vec AS (
     ORDER BY {order} LIMIT %(k)s
 ),
 txt AS (
-    SELECT f.id, ts_rank_cd(to_tsvector('english'::regconfig, f.content), q.tq) AS r FROM memory_fact f, q
-    WHERE {where} AND to_tsvector('english'::regconfig, f.content) @@ q.tq
+    SELECT f.id, ts_rank_cd(f.content_tsv, q.tq) AS r FROM memory_fact f, q
+    WHERE {where} AND f.content_tsv @@ q.tq
     ORDER BY r DESC LIMIT %(k)s
 ),
 cand AS (SELECT id FROM vec UNION SELECT id FROM txt),
@@ -211,8 +218,22 @@ ORDER BY score DESC, id DESC LIMIT %(limit)s
 """
 
 
+# The public ids a client sees instead of integer keys (memory.api.queries._annotate), joined to
+# the page of hits only: a separate query for them cost the API ~1.7 ms a search.
+_PUBLIC_COLUMNS = ("pub_fact", "pub_learner", "pub_superseded", "pub_message", "pub_conversation")
+_PUBLIC_REFS_SQL = """
+SELECT h.*, f.public_id AS pub_fact, l.research_id AS pub_learner, s.public_id AS pub_superseded,
+       m.public_id AS pub_message, c.public_id AS pub_conversation
+FROM ({inner}) h JOIN memory_fact f ON f.id = h.id JOIN coaching_learner l ON l.id = h.learner_id
+LEFT JOIN memory_fact s ON s.id = f.superseded_by_id LEFT JOIN coaching_message m ON m.id = h.source_message_id
+LEFT JOIN coaching_conversation c ON c.id = m.conversation_id
+ORDER BY h.score DESC, h.id DESC
+"""
+
+
 def _pg_search(*, learner_id: int | None, query: str, qvec: list[float], k: int, limit: int,
-               now: Any, include_superseded: bool = False, who: list[str] | None = None) -> list[dict[str, Any]]:
+               now: Any, include_superseded: bool = False, who: list[str] | None = None,
+               public_refs: bool = False) -> list[dict[str, Any]]:
     vec_literal = "[" + ",".join(f"{x:.7g}" for x in qvec) + "]"
     terms = _tokens(query)
     params: dict[str, Any] = {"vec": vec_literal, "k": k, "limit": limit, "now": now, "floor": conf.DECAY_FLOOR,
@@ -223,8 +244,10 @@ def _pg_search(*, learner_id: int | None, query: str, qvec: list[float], k: int,
     if who:
         current += " AND f.content LIKE ANY(%(who)s)"
         params["who"] = speakers.like_patterns(who)
+    wrap = _PUBLIC_REFS_SQL.format if public_refs else (lambda inner: inner)
     if learner_id is not None:
-        sql = _HYBRID_SQL.format(tsq=tsq, where="f.learner_id = %(learner)s" + current, order="f.embedding <=> q.v")
+        sql = wrap(inner=_HYBRID_SQL.format(tsq=tsq, where="f.learner_id = %(learner)s" + current,
+                                            order="f.embedding <=> q.v"))
         with connection.cursor() as cur:
             cur.execute(sql, params)
             cols = [c[0] for c in cur.description]
@@ -232,7 +255,7 @@ def _pg_search(*, learner_id: int | None, query: str, qvec: list[float], k: int,
     else:
         # Global: approximate HNSW, which needs the vector as a constant in ORDER BY; ef_search
         # bounds recall vs speed (SET LOCAL: this transaction only).
-        sql = _HYBRID_SQL.format(tsq=tsq, where="TRUE" + current, order="f.embedding <=> %(vec)s::vector")
+        sql = wrap(inner=_HYBRID_SQL.format(tsq=tsq, where="TRUE" + current, order="f.embedding <=> %(vec)s::vector"))
         with transaction.atomic(), connection.cursor() as cur:
             cur.execute(f"SET LOCAL hnsw.ef_search = {int(conf.HNSW_EF_SEARCH)}")
             cur.execute(sql, params)
@@ -243,7 +266,8 @@ def _pg_search(*, learner_id: int | None, query: str, qvec: list[float], k: int,
 
 
 def _second_hop(*, learner_id: int, query: str, results: list[dict[str, Any]], limit: int, qvec: list[float],
-                now: Any, include_superseded: bool = False, who: list[str] | None = None) -> list[dict[str, Any]]:
+                now: Any, include_superseded: bool = False, who: list[str] | None = None,
+                public_refs: bool = False) -> list[dict[str, Any]]:
     """Entity-linked second hop (BLOOM_MEMORY_SEARCH_SECOND_HOP, on): names in the top 3
     hits that the query does not name ("...we're calling him Biscuit") pull in the learner's
     other facts naming them ("Biscuit learned to roll over"), placed right under the hit that
@@ -257,7 +281,7 @@ def _second_hop(*, learner_id: int, query: str, results: list[dict[str, Any]], l
         return results
     seen = {h["fact_id"] for h in results}
     extra = [h for h in _pg_search(learner_id=learner_id, query=" ".join(names), qvec=qvec, k=20, limit=20, now=now,
-                                   include_superseded=include_superseded, who=who)
+                                   include_superseded=include_superseded, who=who, public_refs=public_refs)
              if h["fact_id"] not in seen and h["parts"]["text"] > 0]
     for h in extra:
         source = max(names[n] for n in names if n in h["content"].casefold()) if any(

@@ -65,11 +65,11 @@ def search(*, learner_id: int, query: str, limit: int, filters: dict[str, Any],
     include = bool(filters.get("include_superseded"))
     if not narrowing:  # superseded facts are left out (or kept) by the search itself
         hits = selectors.search_memory(learner_id=learner_id, query=query, limit=limit, include_superseded=include,
-                                       touch=touch)
+                                       touch=touch, public_refs=True)
         return _annotate(hits)
     fetch = min(conf.SEARCH_MAX_LIMIT, limit * FILTER_OVERFETCH)
     hits = selectors.search_memory(learner_id=learner_id, query=query, limit=fetch, touch=False,
-                                   include_superseded=include)
+                                   include_superseded=include, public_refs=True)
     ids = [h["fact_id"] for h in hits]
     base = Fact.objects.filter(learner_id=learner_id, pk__in=ids)
     if filters.get("fact_type"):
@@ -89,17 +89,22 @@ def search(*, learner_id: int, query: str, limit: int, filters: dict[str, Any],
 def _annotate(hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Clients see UUIDs only: swap the internal keys for the learner's, the fact's, the source
     message's and conversation's and the superseding fact's (only possible with
-    include_superseded), in one query. A hit whose fact was deleted meanwhile is left out."""
-    rows = Fact.objects.filter(pk__in=[h["fact_id"] for h in hits]).values_list(
-        "id", "public_id", "learner__research_id", "superseded_by__public_id", "source_message__public_id",
-        "source_message__conversation__public_id")
-    public = {row[0]: row[1:] for row in rows}
+    include_superseded), in one query — none when the search read them with the hits
+    (`public_refs`, PostgreSQL). A hit whose fact was deleted meanwhile is left out."""
+    if all("public" in h for h in hits):
+        public = {h["fact_id"]: h["public"] for h in hits}
+    else:
+        rows = Fact.objects.filter(pk__in=[h["fact_id"] for h in hits]).values_list(
+            "id", "public_id", "learner__research_id", "superseded_by__public_id", "source_message__public_id",
+            "source_message__conversation__public_id")
+        public = {row[0]: row[1:] for row in rows}
     out = []
     for hit in hits:
         if hit["fact_id"] not in public:
             continue
         fact_id, learner, superseded_by, message, conversation = public[hit["fact_id"]]
-        out.append({**{k: v for k, v in hit.items() if k != "learner_id"}, "fact_id": fact_id, "learner": learner,
+        out.append({**{k: v for k, v in hit.items() if k not in ("learner_id", "public")}, "fact_id": fact_id,
+                    "learner": learner,
                     "superseded_by": superseded_by,
                     "source": {**hit["source"], "message_id": message, "conversation_id": conversation}})
     return out

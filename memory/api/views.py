@@ -148,7 +148,7 @@ class GlobalSearchView(MemoryView):
         if not _is_staff(request):
             return error_response("forbidden", "global search is for staff", status_code=403)
         q = _query(SearchInputSerializer, request)
-        hits = selectors.search_memory_global(query=q["q"], limit=q["limit"], touch=q["touch"])
+        hits = selectors.search_memory_global(query=q["q"], limit=q["limit"], touch=q["touch"], public_refs=True)
         return Response({"results": queries._annotate(hits)})
 
 
