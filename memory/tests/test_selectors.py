@@ -83,3 +83,22 @@ def test_search_rejects_bad_input(learner):
         selectors.search_memory(learner_id=learner.pk, query="x" * 10_240)
     with pytest.raises(ApplicationError):
         selectors.search_memory(learner_id=learner.pk, query="ok", query_embedding=[float("nan")] * 384)
+
+
+def test_api_search_reads_public_ids_in_the_search_statement(learner, make_message, django_assert_num_queries,
+                                                             requires_postgres):
+    """The API's search (memory.api.queries.search) is one statement on PostgreSQL: the hits come
+    with their public ids, no second query for them, and they are the ids the rows hold."""
+    from memory.api import queries
+
+    msg = make_message(learner, "my phone distracts me at home")
+    ingest(learner, ["the learner gets distracted by their phone at home."], message=msg)
+    selectors.embed_query("what distracts me from studying?")  # the vector cached: no model call counted
+    # no capitalised word (no speaker query) and no name in the hits (no second hop): one statement
+    with django_assert_num_queries(1):
+        [hit] = queries.search(learner_id=learner.pk, query="what distracts me from studying?", limit=3,
+                               filters={}, touch=False)
+    fact = Fact.objects.get(learner=learner)
+    assert hit["fact_id"] == fact.public_id and hit["learner"] == learner.research_id
+    assert hit["source"] == {"message_id": msg.public_id, "conversation_id": msg.conversation.public_id, "agent": ""}
+    assert hit["superseded_by"] is None and "public" not in hit and "learner_id" not in hit
