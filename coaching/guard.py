@@ -6,7 +6,7 @@ every finding as a guard event on the Turn."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from coaching import prompts, reply_checks
@@ -164,18 +164,3 @@ def drop_repeats(text: str, previous_replies: Iterable[str]) -> tuple[str, list[
         return text, []
     kept = [s for s in reply_checks.split_sentences(text) if s not in repeated]
     return " ".join(kept).strip(), repeated
-
-
-SALVAGE_MIN_WORDS = 4
-
-
-def salvage(candidates: Iterable[str], findings_of: Callable[[str], list[Finding]]) -> str:
-    """The first candidate's sentences that pass every check on their own, joined, if the joined
-    text passes as a whole too (the loop and parrot checks judge more than one sentence) and keeps
-    at least one sentence of SALVAGE_MIN_WORDS words; "" when no candidate has such a remainder."""
-    for text in candidates:
-        kept = [s for s in reply_checks.split_sentences(text) if not findings_of(s)]
-        joined = reply_checks.trim_dangling(" ".join(kept).strip())
-        if len(reply_checks.words(joined)) >= SALVAGE_MIN_WORDS and not findings_of(joined):
-            return joined
-    return ""

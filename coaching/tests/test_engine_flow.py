@@ -183,19 +183,6 @@ def test_third_person_reply_regenerated_once_then_second_person_fallback_on_the_
     assert "never about them" in second.messages[0]["content"] and second.messages[-1]["role"] == "user"
 
 
-def test_failing_sentences_dropped_when_the_regeneration_fails_too_and_the_rest_passes(fake_model):
-    """Both attempts recite the notes in one sentence and answer well in the others (a pattern of
-    V5's fallbacks): the learner gets the regeneration's passing sentences, not the template."""
-    client, _ = make_client()
-    learner = onboarded_learner(client, goal="learn to swim")
-    fake_model.push("Your notes say you swim in the evening. Short swims count. What felt hardest today?",
-                    "Short swims still build the habit. Your notes say evenings. What would make tomorrow easier?")
-    result = turn_run(message=_message(learner, "I only swam 10 minutes today, is that bad?"))
-    assert result.reply.content == "Short swims still build the habit. What would make tomorrow easier?"
-    assert result.turn.outcome != "fallback"
-    assert [e["action"] for e in result.turn.guard_events] == ["regenerate", "dropped the failing sentences"]
-
-
 def test_refusal_regenerated_and_the_good_second_reply_kept(fake_model):
     client, _ = make_client()
     learner = onboarded_learner(client)

@@ -211,14 +211,3 @@ def test_asking_the_learner_for_tips_is_a_voice_finding_with_its_own_guidance():
     assert [f.kind for f in findings] == ["asks_for_advice"]
     assert "do not ask them for tips" in prompts.regenerate_note(["asks_for_advice"])
     assert not guard.find_voice("Try one easy length first. What helped you last time?", learner_text="mornings")
-
-
-def test_salvage_keeps_the_passing_sentences_of_the_first_candidate_that_has_enough_left():
-    def findings_of(text):
-        return guard.find_leaks(text) + guard.find_voice(text, learner_text="is 10 minutes bad?")
-
-    refusal_only = "I'm sorry, but I can't assist with that."
-    mixed = "I'm sorry, but I can't assist with that. Ten minutes still counts as practice."
-    assert guard.salvage([refusal_only, mixed], findings_of) == "Ten minutes still counts as practice."
-    assert guard.salvage([refusal_only, "Your notes say evenings. Ok."], findings_of) == ""  # too little left
-    assert guard.salvage([], findings_of) == ""

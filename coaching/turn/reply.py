@@ -51,19 +51,10 @@ def guarded(run: Run, text: str, *, messages: list[dict], system: str, toolbox: 
             goal_category: str, fallback: str, allow_regenerate: bool = True, learner_text: str = "",
             goal: str = "") -> str:
     """Apply the output guard. Leak / false claim / goal drift / third person / parrot / refusal /
-    loop → regenerate once (non-streamed) with a corrective note; still bad → the sentences that
-    pass on their own (guard.salvage), else the templated fallback, which is second person and
-    about the goal (false claims: drop the sentence). Each finding is recorded."""
+    loop → regenerate once (non-streamed) with a corrective note; still bad → the templated
+    fallback, which is second person and about the goal (false claims: drop the sentence). Each
+    finding is recorded."""
     start = time.perf_counter()
-    learner_text = learner_text or run.message.content
-
-    def findings_of(candidate: str) -> list[guard.Finding]:
-        return (guard.find_leaks(candidate, system) + guard.find_false_claims(candidate, toolbox.done)
-                + guard.find_drift(candidate, goal_category)
-                + guard.find_voice(candidate, learner_text, run.previous_replies, messages)
-                + guard.find_asks_known(candidate, run.known_goal))
-
-    attempts: list[str] = []
     try:
         for attempt in range(2):
             text, changed = guard.flatten_format(text)
@@ -80,8 +71,10 @@ def guarded(run: Run, text: str, *, messages: list[dict], system: str, toolbox: 
             text = reply_checks.trim_dangling(text) if dangling else text
             if dangling and text:
                 run.guard_event("dangling", dangling, "trimmed list opener")
-            findings = findings_of(text)
-            attempts.append(text)
+            findings = (guard.find_leaks(text, system) + guard.find_false_claims(text, toolbox.done)
+                        + guard.find_drift(text, goal_category)
+                        + guard.find_voice(text, learner_text or run.message.content, run.previous_replies,
+                                           messages) + guard.find_asks_known(text, run.known_goal))
             if not text.strip():
                 findings.append(guard.Finding("repeat", repeated[0][:80]) if repeated
                                 else guard.Finding("dangling", dangling) if dangling
@@ -109,13 +102,6 @@ def guarded(run: Run, text: str, *, messages: list[dict], system: str, toolbox: 
                 if trimmed:
                     run.guard_event("honesty", detail, "removed false claim")
                     return trimmed
-            # Before the template: the sentences of either attempt that pass every check on their
-            # own, if what they make together passes too. The learner then gets the model's own
-            # answer without the sentence that leaked or refused, not a generic line.
-            kept = guard.salvage(reversed(attempts), findings_of)
-            if kept:
-                run.guard_event(findings[0].kind, detail, "dropped the failing sentences")
-                return kept
             run.guard_event(findings[0].kind, detail, "fallback")
             run.outcome = "fallback"
             return fallback
