@@ -61,7 +61,7 @@ def test_extract_entities_task_builds_graph(gliner_model, learner):
                                                                  threshold=conf.entity_threshold())),
                                              labels=conf.entity_labels())
     out = tasks.extract_entities([fid])
-    assert out == {"facts": 1, "kept": len(expected), "dropped": dropped, "skipped": 0}
+    assert out == {"facts": 1, "kept": len(expected), "dropped": dropped, "skipped": 0, "failed": 0}
     stored = sorted(Mention.objects.filter(fact_id=fid).values_list("start", "end", "text"))
     assert stored == sorted((sp.start, sp.end, sp.text) for sp in expected)
     canon = {(rules.canonical_entity(sp.text), sp.label) for sp in expected}
