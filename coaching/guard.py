@@ -120,13 +120,16 @@ def find_voice(text: str, learner_text: str = "", previous_replies: Iterable[str
     """The shared deterministic checks (coaching/reply_checks.py, also run by evaluation): the reply
     narrates the learner in the third person, parrots their message, greets them when they did not
     greet, refuses an ordinary coaching message, repeats a reply already sent twice in this
-    conversation, speaks as the learner ("my life") or asks them for tips (the coach's job), or
-    copies the prompt's example exchange (found in `messages`) where nobody said it."""
+    conversation, speaks as the learner ("my life") or asks them for tips (the coach's job),
+    announces a guide or a list instead of giving its points, or copies the prompt's example
+    exchange (found in `messages`) where nobody said it."""
     findings = []
     if hit := reply_checks.coach_as_learner(text):
         findings.append(Finding("coach_as_learner", hit))
     if hit := reply_checks.asks_for_advice(text):
         findings.append(Finding("asks_for_advice", hit))
+    if hit := reply_checks.announces_content(text):
+        findings.append(Finding("announces", hit))
     if messages:
         pairs = prompts.exemplar_pairs(messages)
         example_texts = {t for pair in pairs for t in pair}

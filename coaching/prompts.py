@@ -4,7 +4,7 @@ runs can tell prompt versions apart."""
 
 from __future__ import annotations
 
-PROMPT_VERSION = "2026-12-01.9"
+PROMPT_VERSION = "2026-12-01.10"
 
 # The 0.5B model copies the prompt's own wording. A prompt that says "the learner" gets
 # replies about "the learner"; a prompt with an "ACTIONS line" gets "ACTIONS done this turn" back.
@@ -105,6 +105,7 @@ _REGENERATE_HINTS = {
     "example_copy": "Mention only what they told you.",
     "coach_as_learner": "You are their coach: never speak as if you were them.",
     "asks_for_advice": "You are the coach: give them one concrete tip yourself, do not ask them for tips.",
+    "announces": "Give your two or three most useful points directly; do not announce a guide or a list.",
     "repeat": "Do not ask or say again what you said in your last replies.",
     "unprompted_greeting": "Do not greet them; react to what they just said.",
     "asks_known": "You know their goal from the notes: build on it, do not ask for it.",

@@ -293,6 +293,23 @@ def asks_for_advice(text: str) -> str | None:
     return _first_match(_ASKS_FOR_ADVICE, text)
 
 
+# --- announcing content instead of giving it ------------------------------------------------
+# Seen through the API with the plain-text grammar: "give me a complete guide to learning Spanish"
+# → "Sure! Here's a complete guide to learning Spanish … This will cover everything from
+# pronunciation, vocabulary, grammar, and speaking techniques." — a promise, and then the reply
+# ends (3 short sentences, a token budget). A chat reply gives its two or three best points.
+_ANNOUNCES = re.compile(
+    r"(?i)\bhere(?:'s| is) (?:a|an|the|your|my) (?:complete|full|comprehensive|detailed|step-by-step|ultimate)"
+    r" (?:guide|list|overview|breakdown)\b"
+    r"|\bthis (?:guide|list|overview) (?:will|should) (?:cover|help|include|walk)\b"
+    r"|\bwill cover (?:everything|all)\b")
+
+
+def announces_content(text: str) -> str | None:
+    """The reply announces a guide or a list instead of giving its points."""
+    return _first_match(_ANNOUNCES, text)
+
+
 # --- a sentence repeated from the coach's last replies ----------------------------------------
 # The loop check needs the same whole reply three times; the 0.5B model instead repeats one
 # question turn after turn inside otherwise new replies ("What would make learning this a real

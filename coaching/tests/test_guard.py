@@ -211,3 +211,15 @@ def test_asking_the_learner_for_tips_is_a_voice_finding_with_its_own_guidance():
     assert [f.kind for f in findings] == ["asks_for_advice"]
     assert "do not ask them for tips" in prompts.regenerate_note(["asks_for_advice"])
     assert not guard.find_voice("Try one easy length first. What helped you last time?", learner_text="mornings")
+
+
+def test_announcing_a_guide_instead_of_giving_it_is_a_voice_finding_with_its_own_guidance():
+    """Seen through the API: "Sure! Here's a complete guide to learning Spanish … This will cover
+    everything from pronunciation, vocabulary, grammar, and speaking techniques." and nothing more."""
+    text = ("Sure! Here's a complete guide to learning Spanish for someone who is new to the language. "
+            "This will cover everything from pronunciation, vocabulary, grammar, and speaking techniques.")
+    assert [f.kind for f in guard.find_voice(text, learner_text="give me a complete guide to learning Spanish")] == [
+        "announces"]
+    assert "do not announce a guide" in prompts.regenerate_note(["announces"])
+    assert not guard.find_voice("Start with 20 common verbs, then say one sentence with each aloud.",
+                                learner_text="give me a complete guide to learning Spanish")

@@ -21,6 +21,7 @@ from evaluation.checks.text import (
     check_sentence_repeat,
 )
 from evaluation.checks.voice import (
+    check_announces_content,
     check_asks_for_advice,
     check_asks_known_goal,
     check_coach_as_learner,
@@ -38,7 +39,8 @@ from evaluation.checks.voice import (
 CHECK_NAMES = ("scaffold_leak", "over_length", "repetition", "sentence_repeat", "format_density", "emoji",
                "premature_advice", "unperformed_action", "goal_drift", "third_person", "parrot", "refusal", "loop",
                "goal_is_greeting", "profile_unsupported", "example_copy", "coach_as_learner", "dangling_end",
-               "unprompted_greeting", "asks_known_goal", "asks_for_advice")
+               "unprompted_greeting", "asks_known_goal", "asks_for_advice",
+               "announces_content")
 # Human labels for reports; the names above are the stored keys.
 CHECK_LABELS = {
     "scaffold_leak": "Scaffold leak",
@@ -62,6 +64,7 @@ CHECK_LABELS = {
     "unprompted_greeting": "Greets a learner who did not greet",
     "asks_known_goal": "Asks for a goal it already knows",
     "asks_for_advice": "Asks the learner for tips (role reversal)",
+    "announces_content": "Announces a guide or list instead of giving it",
 }
 
 
@@ -93,6 +96,7 @@ class CheckSuite:
             "unprompted_greeting": check_unprompted_greeting(text, ctx),
             "asks_known_goal": check_asks_known_goal(text, ctx),
             "asks_for_advice": check_asks_for_advice(text, ctx),
+            "announces_content": check_announces_content(text, ctx),
         }
         return {name: result.as_dict() for name, result in results.items()}
 

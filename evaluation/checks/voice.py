@@ -1,7 +1,7 @@
 """Checks shared with the coaching guard (`coaching/reply_checks.py`), so evaluation counts exactly
 what the guard blocks: third person, parroting, refusals, loops, copies of the prompt's example,
-the coach speaking as the learner or asking them for tips, an unprompted greeting, a dangling list
-opener, and the profile values a turn saved."""
+the coach speaking as the learner or asking them for tips, an announced guide, an unprompted
+greeting, a dangling list opener, and the profile values a turn saved."""
 
 from __future__ import annotations
 
@@ -51,6 +51,12 @@ def check_coach_as_learner(text: str, ctx: CheckContext) -> CheckResult:
 def check_asks_for_advice(text: str, ctx: CheckContext) -> CheckResult:
     """The coach asks the learner for tips: "What are some tips for getting started with freestyle?"."""
     return _shared(reply_checks.asks_for_advice(strip_templates(text, ctx)))
+
+
+def check_announces_content(text: str, ctx: CheckContext) -> CheckResult:
+    """The reply announces a guide or a list instead of giving its points ("Here's a complete
+    guide to learning Spanish … This will cover everything from …")."""
+    return _shared(reply_checks.announces_content(strip_templates(text, ctx)))
 
 
 def check_unprompted_greeting(text: str, ctx: CheckContext) -> CheckResult:

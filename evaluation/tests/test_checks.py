@@ -136,7 +136,7 @@ def test_run_checks_returns_every_check_as_plain_dicts():
                         "premature_advice", "unperformed_action", "goal_drift", "third_person", "parrot", "refusal",
                         "loop", "goal_is_greeting", "profile_unsupported", "example_copy", "coach_as_learner",
                         "dangling_end", "unprompted_greeting", "asks_known_goal",
-                        "asks_for_advice"}
+                        "asks_for_advice", "announces_content"}
     assert all(set(v) == {"flag", "value", "detail"} for v in out.values())
     assert not any(v["flag"] for v in out.values())
 
@@ -285,6 +285,21 @@ def test_asks_for_advice_flags_the_coach_asking_the_learner_for_tips(text, flag)
     from evaluation.checks.voice import check_asks_for_advice
 
     assert check_asks_for_advice(text, CheckContext()).flag is flag
+
+
+@pytest.mark.parametrize("text,flag", [
+    # Seen through the API (the plain-text grammar on): the promise, then the reply ends.
+    ("Sure! Here's a complete guide to learning Spanish for someone who is new to the language. This will cover "
+     "everything from pronunciation, vocabulary, grammar, and speaking techniques.", True),
+    ("Here are some tips for freestyle breathing that can help you stay calm.", False),
+    ("Here is a quick list: warm up, then swim two easy lengths.", False),  # the points follow
+    ("Here's a step-by-step guide to your first flip turn.", True),
+    ("Start with two easy lengths, then practise breathing every third stroke.", False),
+])
+def test_announces_content_flags_a_promised_guide(text, flag):
+    from evaluation.checks.voice import check_announces_content
+
+    assert check_announces_content(text, CheckContext()).flag is flag
 
 
 @pytest.mark.parametrize("text,flag", [
