@@ -6,7 +6,8 @@ Sizes: --quick = 10k facts; full = 10k and 100k. 1M is supported (BENCH_MEMORY_S
 takes long on 2 cores. BENCH_HNSW_CONFIGS="32:128,48:200" also builds and measures those graphs on the
 same rows (build time, size, recall by ef_search, filtered per-learner HNSW with iterative scan).
 Vectors are synthetic (clustered unit vectors, 384-d): embedding 100k texts with
-MiniLM would measure the embedder, not the store. HNSW: m=16, ef_construction=64, ef_search=conf.HNSW_EF_SEARCH.
+MiniLM would measure the embedder, not the store. HNSW: the migration's graph (memory.conf.HNSW_M,
+HNSW_EF_CONSTRUCTION), ef_search=conf.HNSW_EF_SEARCH.
 """
 
 from __future__ import annotations
@@ -174,11 +175,11 @@ def bench_search(rows: list[dict], size: int, queries: int = 100) -> None:
         t0 = time.perf_counter()
         with connection.cursor() as cur:
             # The HNSW graph must fit in maintenance_work_mem or the build slows down badly
-            # (~2 KB per 384-d element with m=16); one parallel worker on 2 cores.
+            # (~2 KB per 384-d element); one parallel worker on 2 cores.
             cur.execute(f"SET maintenance_work_mem = '{'4GB' if size >= 500_000 else '512MB'}'")
             cur.execute("SET max_parallel_maintenance_workers = 1")
             cur.execute("CREATE INDEX fact_embedding_hnsw ON memory_fact USING hnsw (embedding vector_cosine_ops) "
-                        "WITH (m = 16, ef_construction = 64)")
+                        f"WITH (m = {conf.HNSW_M}, ef_construction = {conf.HNSW_EF_CONSTRUCTION})")
             cur.execute("ANALYZE memory_fact")
         index_s = time.perf_counter() - t0
         # Note: all bench rows of this run were inserted in id order, so position i ↔ all_ids[i].
@@ -230,7 +231,8 @@ def bench_search(rows: list[dict], size: int, queries: int = 100) -> None:
             {"bench": "memory.search", "metric": f"load {size}", "value": load_s, "unit": "s",
              "note": f"COPY, {tag}"},
             {"bench": "memory.search", "metric": f"hnsw build {size}", "value": index_s, "unit": "s",
-             "note": f"m=16, ef_construction=64, vector_cosine_ops, maintenance_work_mem "
+             "note": f"m={conf.HNSW_M}, ef_construction={conf.HNSW_EF_CONSTRUCTION}, vector_cosine_ops, "
+                     "maintenance_work_mem "
                      f"{'4GB' if size >= 500_000 else '512MB'}, 1 parallel worker"},
             {"bench": "memory.search", "metric": f"per-learner p50 {size}", "value": statistics.median(per_t),
              "unit": "ms",
@@ -259,7 +261,8 @@ def bench_search(rows: list[dict], size: int, queries: int = 100) -> None:
             with connection.cursor() as cur:
                 cur.execute("DROP INDEX IF EXISTS fact_embedding_hnsw")
                 cur.execute("CREATE INDEX fact_embedding_hnsw ON memory_fact USING hnsw "
-                            "(embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)")
+                            f"(embedding vector_cosine_ops) WITH (m = {conf.HNSW_M}, "
+                            f"ef_construction = {conf.HNSW_EF_CONSTRUCTION})")
 
 
 def _hnsw_sweep(rows: list[dict], size: int, configs: list[tuple[int, int]], mat, all_ids, lid_arr, qvecs,
@@ -268,7 +271,7 @@ def _hnsw_sweep(rows: list[dict], size: int, configs: list[tuple[int, int]], mat
     size, global recall@10 against exact numpy at each ef_search, and per learner the filtered HNSW
     query with pgvector's iterative scan (relaxed order) against that learner's exact top 10 — the
     path that returns too few rows without it. The caller rebuilds the migration's index
-    (m=16, ef_construction=64) once the bench's rows are gone."""
+    (conf.HNSW_M, conf.HNSW_EF_CONSTRUCTION) once the bench's rows are gone."""
     from django.db import connection, transaction
 
     def literal(q) -> str:
