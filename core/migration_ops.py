@@ -1,4 +1,5 @@
-"""Migration operations shared by the apps: giving a model a public UUID.
+"""Migration operations shared by the apps: SQL that only PostgreSQL runs, and giving a model a
+public UUID.
 
 A client sees a row by its UUID `public_id`, never by the integer key (see docs/api.md). Adding
 the column to a table that has rows takes three steps so that every existing row gets a UUID of
@@ -37,3 +38,16 @@ def public_id_operations(app_label: str, model_name: str) -> list[migrations.ope
         migrations.AlterField(model_name=model_name, name="public_id",
                               field=models.UUIDField(default=uuid.uuid4, editable=False, unique=True)),
     ]
+
+
+def postgresql_only(forwards: tuple[str, ...], backwards: tuple[str, ...]) -> migrations.RunPython:
+    """Raw SQL run in order on PostgreSQL and skipped elsewhere (SQLite has no pgvector index,
+    no generated tsvector): the embedded default migrates the same history."""
+    def on_postgresql(statements: tuple[str, ...]):
+        def run(apps, schema_editor):
+            if schema_editor.connection.vendor == "postgresql":
+                for sql in statements:
+                    schema_editor.execute(sql)
+        return run
+    return migrations.RunPython(on_postgresql(forwards), on_postgresql(backwards))
+

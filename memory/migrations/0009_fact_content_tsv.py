@@ -10,6 +10,8 @@ its search is unchanged."""
 
 from django.db import migrations
 
+from core.migration_ops import postgresql_only
+
 FORWARDS = (
     "ALTER TABLE memory_fact ADD COLUMN IF NOT EXISTS content_tsv tsvector "
     "GENERATED ALWAYS AS (to_tsvector('english'::regconfig, content)) STORED",
@@ -23,15 +25,7 @@ BACKWARDS = (
 )
 
 
-def _on_postgresql(statements):
-    def run(apps, schema_editor):
-        if schema_editor.connection.vendor == "postgresql":  # SQLite: no such column, search unchanged
-            for sql in statements:
-                schema_editor.execute(sql)
-    return run
-
-
 class Migration(migrations.Migration):
     dependencies = [("memory", "0008_history_public_refs")]
 
-    operations = [migrations.RunPython(_on_postgresql(FORWARDS), _on_postgresql(BACKWARDS))]
+    operations = [postgresql_only(FORWARDS, BACKWARDS)]

@@ -10,6 +10,8 @@ PostgreSQL only (SQLite has no vector index)."""
 
 from django.db import migrations
 
+from core.migration_ops import postgresql_only
+
 DENSER = ("DROP INDEX IF EXISTS fact_embedding_hnsw",
           "CREATE INDEX fact_embedding_hnsw ON memory_fact USING hnsw (embedding vector_cosine_ops) "
           "WITH (m = 32, ef_construction = 128)")
@@ -18,15 +20,7 @@ PREVIOUS = ("DROP INDEX IF EXISTS fact_embedding_hnsw",
             "WITH (m = 16, ef_construction = 64)")
 
 
-def _on_postgresql(statements):
-    def run(apps, schema_editor):
-        if schema_editor.connection.vendor == "postgresql":
-            for sql in statements:
-                schema_editor.execute(sql)
-    return run
-
-
 class Migration(migrations.Migration):
     dependencies = [("memory", "0009_fact_content_tsv")]
 
-    operations = [migrations.RunPython(_on_postgresql(DENSER), _on_postgresql(PREVIOUS))]
+    operations = [postgresql_only(DENSER, PREVIOUS)]
