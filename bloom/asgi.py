@@ -8,9 +8,12 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bloom.settings")
 from django.core.exceptions import ImproperlyConfigured as ConfigError
 
 try:
-    from django.core.asgi import get_asgi_application
+    import django
 
-    application = get_asgi_application()
+    django.setup(set_prefix=False)  # what django.core.asgi.get_asgi_application does first
+    from bloom.asgi_handler import OneHopASGIHandler
+
+    application = OneHopASGIHandler()
 except ConfigError as exc:
     print(f"bloom: configuration error: {exc}", file=sys.stderr)
     raise SystemExit(2) from None
