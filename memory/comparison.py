@@ -116,7 +116,9 @@ def surprise_reason(old: str, new: str) -> str | None:
 # --- the surprise rule ----------------------------------------------------------------------------
 # A new fact is a *surprise* when it is very similar to an existing one (cosine ≥ surprise_cosine)
 # AND one of these deterministic conflict tests fires:
-#   1. negation mismatch: exactly one of the two contains a negation word;
+#   1. negation mismatch: exactly one of the two contains a negation word or says that something
+#      ceased ("stopped practising", "quit running", "gave up flashcards": a habit that ended
+#      contradicts the habit, seen missed in a client trial; "stopped by" is a visit, not an end);
 #   2. opposite preference: one uses a word from a pair and the other its opposite
 #      (like/dislike, love/hate, prefer/avoid, morning/evening, easy/hard, ...);
 #   3. changed value: both mention numbers and the sets of numbers differ.
@@ -137,10 +139,13 @@ _OPPOSITES = [
 ]
 
 
+_CEASED = re.compile(r"\b(?:stopped|stopping|quit|quitting|gave up|given up|giving up)\b(?!\s+by\b)")
+
+
 def _negated(text: str) -> bool:
     low = text.casefold().replace("’", "'")
     words = rules.words(low)
-    return bool(words & _NEGATIONS) or "no longer" in low or low.endswith("n't")
+    return bool(words & _NEGATIONS) or "no longer" in low or low.endswith("n't") or bool(_CEASED.search(low))
 
 
 def conflict_reason(old: str, new: str) -> str | None:

@@ -17,6 +17,13 @@ from memory import comparison
     ("The learner studies five hours a week.", "The learner studies 8 hours a week.", "changed_value"),
     ("The learner prefers studying in the morning.", "The learner prefers to study in the morning.", None),
     ("The learner can't focus after work.", "The learner cannot focus after work.", None),
+    # A habit that ended contradicts the habit (missed in a client trial before the cessation words).
+    ("I practise in the mornings.", "I've stopped practising in the mornings, evenings work better now.",
+     "negation_mismatch"),
+    ("I go running on Sundays.", "I quit running on Sundays.", "negation_mismatch"),
+    ("I study Spanish with flashcards.", "I gave up on flashcards for Spanish.", "negation_mismatch"),
+    ("I went to the bakery this morning.", "I stopped by the bakery this morning.", None),  # a visit
+    ("I stopped practising scales.", "I quit practising scales.", None),  # both say it ended
 ])
 def test_surprise_rule(old, new, reason):
     assert comparison.conflict_reason(old, new) == reason

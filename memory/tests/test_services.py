@@ -57,6 +57,16 @@ def test_conflicting_fact_is_a_surprise_and_old_fact_untouched(learner, new, rea
     assert surprise.history.get().change == "surprise"
 
 
+def test_a_habit_that_ended_is_a_surprise_against_the_habit(learner):
+    """Seen missed in a client trial: the learner's routine changed, nothing was flagged (real
+    MiniLM vectors, cosine ~0.76 here, above the surprise line)."""
+    old_id = ingest(learner, "I practise in the mornings.").created[0]
+    result = ingest(learner, "I've stopped practising in the mornings, evenings work better now.")
+    assert len(result.surprises) == 1
+    surprise = Fact.objects.get(pk=result.surprises[0])
+    assert surprise.conflicts_with_id == old_id and surprise.surprise_reason == "negation_mismatch"
+
+
 def test_restatement_below_the_near_duplicate_line_strengthens(learner):
     """The replay benchmark's case: real MiniLM puts these at ~0.81, under 0.90, yet the new one
     says nothing the old one does not (comparison.restates)."""
