@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import statistics
 import sys
@@ -38,10 +39,13 @@ KS = (1, 5, 10)
 # The entity-linked second hop was decided the same way (on: see conf.search_second_hop).
 # Speaker-aware search (memory/speakers.py) was decided the same way: "hybrid-nospeaker" is the
 # search before it (selectors.SPEAKER_AWARE off), "hybrid" the default.
-# "hybrid-w0.9" weighs the vector 0.9 and the text 0.1 (memory.conf has 0.7 / 0.3): measured here
-# as a candidate for the default (README), not yet the default.
+# "hybrid-w<x>" weighs the vector x and the text 1 - x instead of memory.conf's weights
+# (BENCH_LONGCONV_WEIGHTS, comma-separated, e.g. "0.7,0.8,0.9,1.0"): the weight sweep behind the
+# default (README "Fusion weights").
 VARIANTS: dict[str, dict] = {"hybrid-nospeaker": {"SPEAKER_AWARE": False}, "hybrid-nohop": {
-    "BLOOM_MEMORY_SEARCH_SECOND_HOP": False}, "hybrid": {}, "hybrid-w0.9": {"W_VECTOR": 0.9}}
+    "BLOOM_MEMORY_SEARCH_SECOND_HOP": False}, "hybrid": {}}
+VARIANTS.update({f"hybrid-w{w}": {"W_VECTOR": float(w)}
+                 for w in os.environ.get("BENCH_LONGCONV_WEIGHTS", "0.7").split(",") if w.strip()})
 EXTRAS = True  # send occurred_at and external_id with each turn (fields added with the batch endpoint)
 CATEGORIES = ("single-hop", "multi-hop", "temporal", "inference")
 
@@ -218,7 +222,6 @@ def table(out: dict) -> str:
 
 def _dump_surprises(out: dict) -> None:
     """BENCH_SURPRISE_SAMPLE=<path>: write a seeded sample of 40 flagged surprises for hand-checking."""
-    import os
     import random
 
     path = os.environ.get("BENCH_SURPRISE_SAMPLE")
