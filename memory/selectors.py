@@ -110,7 +110,7 @@ def search_memory(*, learner_id: int, query: str, limit: int = 10, touch: bool =
                   include_superseded: bool = False, query_embedding: list[float] | None = None,
                   public_refs: bool = False) -> list[dict[str, Any]]:
     """Hybrid search over one learner's facts (archived and cold ones included): score =
-    (0.7·cosine + 0.3·text) × max(0.3, exp(-0.05·days since last access)). Per-learner search is an
+    (0.9·cosine + 0.1·text, memory.conf) × max(0.3, exp(-0.05·days since last access)). Per-learner search is an
     exact scan of that learner's rows (measured faster than a filtered HNSW at this size, and exact).
     A query naming a speaker of the learner's "<Name>: ..." facts searches that speaker's facts,
     its vector made without the name (memory/speakers.py).

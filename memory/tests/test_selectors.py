@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from core.errors import ApplicationError
 from core.llm import embed
-from memory import rules, selectors
+from memory import conf, rules, selectors
 from memory.models import Fact, Summary
 from memory.services.ingest import facts_ingest
 
@@ -60,7 +60,8 @@ def test_search_returns_passage_with_sources_and_counts_access(learner, make_lea
     assert top["content"] == "The learner gets distracted by their phone at home."
     assert top["source"] == {"message_id": msg.pk, "conversation_id": msg.conversation_id, "agent": ""}
     assert set(top["parts"]) == {"vector", "text", "decay"} and top["parts"]["decay"] == pytest.approx(1.0, abs=1e-3)
-    assert top["score"] == pytest.approx((0.7 * top["parts"]["vector"] + 0.3 * top["parts"]["text"])
+    assert top["score"] == pytest.approx((conf.SEARCH_W_VECTOR * top["parts"]["vector"]
+                                            + conf.SEARCH_W_TEXT * top["parts"]["text"])
                                          * top["parts"]["decay"], abs=1e-4)
     assert all(r["learner_id"] == learner.pk for r in results)
     assert Fact.objects.get(pk=top["fact_id"]).access_count == 1

@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from core.llm import embed
-from memory import rules, selectors
+from memory import conf, rules, selectors
 from memory.models import Fact
 from memory.services.access import facts_access_flush
 from memory.services.ingest import facts_ingest
@@ -121,7 +121,8 @@ def test_hybrid_is_one_query_and_its_parts_add_up(learner):
         cos = cosine(fact.embedding, qvec)
         assert h["parts"]["vector"] == pytest.approx(max(0.0, cos), abs=1e-4)
         assert h["parts"]["decay"] == pytest.approx(rules.decay_score(fact.last_accessed_at, now), abs=1e-3)
-        assert h["score"] == pytest.approx((0.7 * h["parts"]["vector"] + 0.3 * h["parts"]["text"])
+        assert h["score"] == pytest.approx((conf.SEARCH_W_VECTOR * h["parts"]["vector"]
+                                            + conf.SEARCH_W_TEXT * h["parts"]["text"])
                                            * h["parts"]["decay"], abs=1e-5)
         assert 0.0 <= h["parts"]["text"] <= 1.0
     assert max(h["parts"]["text"] for h in hits) == pytest.approx(1.0)  # normalised by the best text rank
