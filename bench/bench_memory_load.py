@@ -8,9 +8,10 @@ per arm; searches/s, p50/p95/p99, errors and the web workers' CPU per search:
 One learner holds three conversations of memory/eval_data/longconv_v1.json (conv-0 to conv-2,
 1,594 turns as "<speaker>: <text>", stored through the batch ingest with client-sent vectors, so
 every rule applies; 1,056 facts remain). The 245 questions of those conversations are the
-queries. Two servers are started side by side, the production default (a new database
-connection per request, bloom/settings.py) and a pool of open connections per worker
-(BLOOM_DB_POOL_MAX=8), and every arm runs on one, then the other:
+queries. Three servers are started side by side, the production default (a new database
+connection per request, bloom/settings.py), a pool of open connections per worker
+(BLOOM_DB_POOL_MAX=8), and that pool behind Django's stock ASGI handler instead of bloom.asgi's
+one-hop handler (bench/stock_asgi.py), and every arm runs on each in turn:
 
 - "repeated text": the questions over and over; every worker has embedded each of them in a
   warm-up first, so the query vector comes from the query cache and the embedding is not measured
@@ -43,9 +44,13 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "memory" / "eval_data" / "longconv_v1.json"
 CLIENTS = 8
 WORKERS = 2
-# Two servers, started side by side: the production default (a new database connection per
-# request, bloom/settings.py) and a pool of open connections per worker (BLOOM_DB_POOL_MAX).
-CONFIGS = (("new connection per request", {}), ("connection pool", {"BLOOM_DB_POOL_MAX": "8"}))
+# Servers started side by side: the production default (a new database connection per request,
+# bloom/settings.py), a pool of open connections per worker (BLOOM_DB_POOL_MAX), and the same pool
+# behind Django's stock ASGIHandler (bench/stock_asgi.py) instead of bloom.asgi's one-hop handler,
+# to measure what the handler saves over real HTTP.
+CONFIGS = (("new connection per request", {}, "bloom.asgi:application"),
+           ("connection pool", {"BLOOM_DB_POOL_MAX": "8"}, "bloom.asgi:application"),
+           ("pool, stock ASGI handler", {"BLOOM_DB_POOL_MAX": "8"}, "bench.stock_asgi:application"))
 ARMS = (("1 client, repeated text, touch=false", False, False, 1),
         ("repeated text, touch=false", False, False, CLIENTS),
         ("repeated text, access marks on", True, False, CLIENTS),
@@ -166,9 +171,9 @@ def _env(db_url: str) -> dict:
     return env
 
 
-def _start_web(env: dict, port: int, log: Path) -> subprocess.Popen:
+def _start_web(env: dict, port: int, log: Path, app: str = "bloom.asgi:application") -> subprocess.Popen:
     uvicorn = Path(sys.executable).parent / "uvicorn"
-    proc = subprocess.Popen([str(uvicorn), "bloom.asgi:application", "--host", "127.0.0.1", "--port", str(port),
+    proc = subprocess.Popen([str(uvicorn), app, "--host", "127.0.0.1", "--port", str(port),
                              "--workers", str(WORKERS), "--no-access-log", "--log-level", "warning"],
                             cwd=ROOT, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT,
                             start_new_session=True)
@@ -218,10 +223,10 @@ def run(quick: bool) -> list[dict]:
         path = f"/api/v1/memory/learners/{learner.research_id}/search"
         log_dir = ROOT / "var"
         log_dir.mkdir(parents=True, exist_ok=True)
-        for name, extra in CONFIGS:
+        for name, extra, app in CONFIGS:
             port = _free_port()
             log = log_dir / f"bench-memory-load-{len(webs)}.log"
-            webs.append((name, port, _start_web({**env, **extra}, port, log)))
+            webs.append((name, port, _start_web({**env, **extra}, port, log, app)))
         for _, port, _ in webs:
             # Warm-up, not measured: models loaded in both workers and each query embedded by each
             # (requests land on either worker, so several passes: ~1/32 left unseen by one worker).
