@@ -40,6 +40,27 @@ def embedded_model_server(tmp_path_factory):
             os.environ["OPENAI_BASE_URL"] = previous[0]
 
 
+@pytest.fixture(scope="session", autouse=True)
+def close_connection_pools(django_db_setup, django_db_blocker):
+    """The connection pool (BLOOM_DB_POOL_MAX, on by default on PostgreSQL) keeps returned
+    connections open, and a daemon thread of a test (a telemetry writer, the access-mark flusher)
+    may still hold one: close the pool and end those sessions before pytest-django drops the test
+    database, or the drop finds them ("database ... is being accessed by other users") and leaves
+    the database behind."""
+    yield
+    from django.db import connection, connections
+
+    with django_db_blocker.unblock():
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cur:
+                cur.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                            "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+        for conn in connections.all(initialized_only=True):
+            conn.close()
+            if hasattr(conn, "close_pool"):
+                conn.close_pool()
+
+
 @pytest.fixture(scope="session")
 def celery_app_real():
     from bloom.celery import app

@@ -8,10 +8,10 @@ per arm; searches/s, p50/p95/p99, errors and the web workers' CPU per search:
 One learner holds three conversations of memory/eval_data/longconv_v1.json (conv-0 to conv-2,
 1,594 turns as "<speaker>: <text>", stored through the batch ingest with client-sent vectors, so
 every rule applies; 1,056 facts remain). The 245 questions of those conversations are the
-queries. Three servers are started side by side, the production default (a new database
-connection per request, bloom/settings.py), a pool of open connections per worker
-(BLOOM_DB_POOL_MAX=8), and that pool behind Django's stock ASGI handler instead of bloom.asgi's
-one-hop handler (bench/stock_asgi.py), and every arm runs on each in turn:
+queries. Three servers are started side by side: a new database connection per request
+(BLOOM_DB_POOL_MAX=0), the production default (a pool of open connections per worker,
+bloom/settings.py), and that pool behind Django's stock ASGI handler instead of bloom.asgi's
+one-hop handler (bench/stock_asgi.py); every arm runs on each in turn:
 
 - "repeated text": the questions over and over; every worker has embedded each of them in a
   warm-up first, so the query vector comes from the query cache and the embedding is not measured
@@ -44,13 +44,13 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "memory" / "eval_data" / "longconv_v1.json"
 CLIENTS = 8
 WORKERS = 2
-# Servers started side by side: the production default (a new database connection per request,
-# bloom/settings.py), a pool of open connections per worker (BLOOM_DB_POOL_MAX), and the same pool
-# behind Django's stock ASGIHandler (bench/stock_asgi.py) instead of bloom.asgi's one-hop handler,
-# to measure what the handler saves over real HTTP.
-CONFIGS = (("new connection per request", {}, "bloom.asgi:application"),
-           ("connection pool", {"BLOOM_DB_POOL_MAX": "8"}, "bloom.asgi:application"),
-           ("pool, stock ASGI handler", {"BLOOM_DB_POOL_MAX": "8"}, "bench.stock_asgi:application"))
+# Servers started side by side: a new database connection per request (BLOOM_DB_POOL_MAX=0, the
+# default before 2026-12-01's sixth round), the production default (a pool of open connections
+# per worker, bloom/settings.py), and the same pool behind Django's stock ASGIHandler
+# (bench/stock_asgi.py) instead of bloom.asgi's one-hop handler, to measure what each saves.
+CONFIGS = (("new connection per request", {"BLOOM_DB_POOL_MAX": "0"}, "bloom.asgi:application"),
+           ("connection pool", {}, "bloom.asgi:application"),
+           ("pool, stock ASGI handler", {}, "bench.stock_asgi:application"))
 ARMS = (("1 client, repeated text, touch=false", False, False, 1),
         ("repeated text, touch=false", False, False, CLIENTS),
         ("repeated text, access marks on", True, False, CLIENTS),

@@ -118,16 +118,19 @@ if DB_VENDOR == "postgresql":
     # request thread otherwise keeps its own connection open and 32 concurrent clients exhaust
     # PostgreSQL's max_connections (measured by bench/bench_load.py). Seconds; 0 = per request.
     DATABASES["default"]["CONN_MAX_AGE"] = env_int("BLOOM_DB_CONN_MAX_AGE", 0, minimum=0)
-    # Opt-in: a pool of open connections per process (Django's psycopg_pool support), at most
-    # BLOOM_DB_POOL_MAX of them; a request borrows one and gives it back. A new connection per
-    # request cost a search ~6 ms here (connect, and a fresh backend's cold catalog caches:
-    # memory/README.md, "Search speed, fourth round"). Not the default yet: a chat turn holds its
-    # connection while it waits for the model, so concurrent turns beyond the pool size would wait
-    # for a connection (up to BLOOM_DB_POOL_TIMEOUT seconds) — measure that before turning it on.
-    if env_int("BLOOM_DB_POOL_MAX", 0, minimum=0):
+    # A pool of open connections per process (Django's psycopg_pool support), at most
+    # BLOOM_DB_POOL_MAX (default 40; 0 = a new connection per request); a request borrows one and
+    # gives it back. A new connection per request cost a search ~15 ms over HTTP here (connect, and
+    # a fresh backend's cold catalog caches): with the pool the search load bench served 1.6-2.1x
+    # the searches/s. A chat turn holds its connection while it waits for the model, so the pool
+    # must outnumber the concurrent turns of a process: at 40, 32 concurrent chat clients on one
+    # web worker gave no pool wait and no more failed turns than without it (4 vs 7 client
+    # timeouts, all the model's queue; memory/README.md "The HTTP path"). A turn beyond the pool
+    # waits up to BLOOM_DB_POOL_TIMEOUT seconds for a connection.
+    if env_int("BLOOM_DB_POOL_MAX", 40, minimum=0):
         DATABASES["default"]["CONN_MAX_AGE"] = 0  # Django: a pool replaces persistent connections
         DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
-            "min_size": 1, "max_size": env_int("BLOOM_DB_POOL_MAX", 0, minimum=1),
+            "min_size": 1, "max_size": env_int("BLOOM_DB_POOL_MAX", 40, minimum=1),
             "timeout": env_int("BLOOM_DB_POOL_TIMEOUT", 30, minimum=1)}
 EMBEDDED = DB_VENDOR == "sqlite"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

@@ -40,10 +40,11 @@ def _child(pool_max: str) -> str:
 
 
 @pytest.mark.django_db
-def test_pool_reuses_its_backends_and_default_opens_one_per_request(requires_postgres):
+def test_pool_reuses_its_backends_and_zero_opens_one_per_request(requires_postgres):
     """Five requests: with a pool of at most 2 they run on at most 2 backends (which of the two a
     request gets is the pool's choice: it may open its second connection while the first is
-    busy, seen in a CI run); without one, on 5."""
+    busy, seen in a CI run); with BLOOM_DB_POOL_MAX=0, on 5; unset, the default pool (40)."""
     pooled, backends = _child("2").split()
     assert pooled == "True" and 1 <= int(backends) <= 2
-    assert _child("") == "False 5"
+    assert _child("0") == "False 5"
+    assert _child("").split()[0] == "True"
