@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 
 from coaching import intent as intents
-from coaching.onboarding.answers import goal_correction
+from coaching.onboarding.answers import goal_correction, time_correction
 
 ONBOARDING, PLANNER, CHECKIN, REFLECTION, COACH = "onboarding", "planner", "checkin", "reflection", "coach"
 SPECIALISTS = (ONBOARDING, PLANNER, CHECKIN, REFLECTION, COACH)
@@ -29,6 +29,7 @@ class RouteDecision:
     rule: str
     reason: str
     goal: str = ""  # the new goal read by the `goal_change` rule, so the turn does not parse it again
+    best_time: str = ""  # the new best time read by the `time_change` rule
 
 
 def _any(patterns: tuple[str, ...], text: str) -> str | None:
@@ -72,6 +73,11 @@ def route(state: RouteState, text: str) -> RouteDecision:
     if goal := goal_correction(text):
         # Code writes the new goal (coaching.turn.goal_change); the model is not asked to.
         return RouteDecision(ONBOARDING, "goal_change", "learner changes their goal after onboarding", goal=goal)
+    if intent.kind not in (intents.REPORT, intents.RESCHEDULE, intents.QUESTION) and (when := time_correction(text)):
+        # Seen trying it: "actually evenings suit me better now" got small talk, the profile kept
+        # "morning" and the next plan was at 08:00. Code writes the new time, as for the goal.
+        return RouteDecision(ONBOARDING, "time_change", f"learner changes their best time to {when} after onboarding",
+                             best_time=when)
     if intent.kind == intents.RESCHEDULE:
         return RouteDecision(PLANNER, "reschedule_request", f"learner asks to move sessions ({intent.cue!r})")
     if hit := _any(EXPLICIT_PLAN, norm):

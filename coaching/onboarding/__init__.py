@@ -14,7 +14,14 @@ between two phrasings, so the same templated text never comes twice in a row (te
 
 The names below are the gate's interface for the turn, the services and evaluation."""
 
-from coaching.onboarding.answers import extract_goal, goal_correction, is_vague, later_goal, non_answer_kind
+from coaching.onboarding.answers import (
+    extract_goal,
+    goal_correction,
+    is_vague,
+    later_goal,
+    non_answer_kind,
+    time_correction,
+)
 from coaching.onboarding.gate import STEPS, OnboardingAnswers, StepOutcome, advance, first_missing_step
 from coaching.onboarding.texts import (
     CLARIFY,
@@ -39,5 +46,5 @@ __all__ = [
     "CLARIFY", "CLARIFY_ALT", "LEAD_INS", "NOTES", "QUESTIONS", "STEPS", "OnboardingAnswers", "StepOutcome",
     "advance", "completion_summary", "confirmation", "extract_goal", "first_missing_step", "goal_correction",
     "is_vague", "later_goal", "map_category", "non_answer_kind", "parse_best_time", "parse_category_answer",
-    "parse_confidence", "parse_hours", "question_for", "reprompt",
+    "parse_confidence", "parse_hours", "question_for", "reprompt", "time_correction",
 ]

@@ -159,6 +159,10 @@ def extract_goal(text: str) -> tuple[str | None, str]:
     return None, "no_goal"
 
 
+_ABOUT_PRACTICE = re.compile(r"(?i)^(?:practi[cs]e|practi[cs]ing|study|studying|train|training|do (?:it|this|that)|"
+                             r"work on it)\b")
+
+
 def goal_correction(text: str) -> str | None:
     """'actually, my goal is to learn German', 'no — I want to learn the piano', 'change my goal to …'."""
     corrected = CORRECTION.match(text)
@@ -172,12 +176,34 @@ def goal_correction(text: str) -> str | None:
     goal = _clean_goal(match.group(1))
     if not goal or not _substantive(goal) or non_answer_kind(goal):
         return None
-    # "sorry, I meant mornings" / "I meant 5 hours" corrects another answer, not the goal.
+    # "sorry, I meant mornings" / "I meant 5 hours" corrects another answer, not the goal; so does
+    # "I'd rather practise after work" (when to practise the goal the learner has: time_correction).
+    if _ABOUT_PRACTICE.match(goal) and parse_best_time(goal):
+        return None
     norm = normalise(goal)
     if (norm in CATEGORY_NAMES or HOURS_WITH_UNIT.search(goal) or CONFIDENCE_WITH_SCALE.search(goal)
             or (len(norm.split()) <= 3 and any(has_keyword(norm, k) for _, ks in TIME_RULES for k in ks))):
         return None
     return goal
+
+
+# A change of the best time after onboarding names a time of day in the same clause as one of
+# these ("actually evenings suit me better now", "I'd prefer mornings from now on").
+_TIME_PREFERENCE = re.compile(r"(?i)\b(?:suits?|suited|works? (?:better|best)|better|prefer|rather|instead|"
+                              r"switch|change|move)\b")
+_CLAUSES = re.compile(r"(?i)[,.;!?]|\bbut\b|\band\b|\bso\b")
+
+
+def time_correction(text: str) -> str | None:
+    """The new best time in 'actually evenings suit me better now', 'I've stopped practising in the
+    mornings, evenings work better now' (the clause with the preference word decides, not the
+    first time named), 'I'd rather practise after work'; None for a message that only mentions a
+    time ("I practised this morning"). The router asks only after onboarding, and not for reports,
+    reschedule requests or questions."""
+    for clause in _CLAUSES.split(text):
+        if _TIME_PREFERENCE.search(clause) and (when := parse_best_time(clause)):
+            return when
+    return None
 
 
 _PRONOUN_REF = re.compile(r"(?i)\b(?:it|this|that|them|these|those)\b")

@@ -126,6 +126,25 @@ def test_a_learner_who_changes_their_mind_after_onboarding_gets_the_new_goal_and
     assert _profile(learner.research_id).primary_goal == "guitar"
 
 
+def test_a_learner_who_changes_their_best_time_after_onboarding_gets_it_written_and_can_undo(chat, api):
+    """Seen trying it: after onboarding, "actually mornings suit me better now" got small talk from
+    the model, the profile kept the old time and the next plan was at that time. Code writes the
+    new time, says what changed, and undo restores it."""
+    client, http = api
+    learner = onboarded_learner(client, goal="learn Italian", category="language")  # best time: evening
+    say = _sayer(http, learner.research_id)
+    reply = say("actually mornings suit me better now")
+    assert _profile(learner.research_id).best_time == "morning"
+    assert reply.startswith("Updated: your best time is morning (it was evening).")
+    turn = Turn.objects.order_by("-id").first()
+    assert (turn.specialist, turn.rule, turn.outcome) == ("onboarding", "time_change", "templated")
+    assert say("I prefer mornings").startswith("Noted: morning is already your best time.")
+    say("actually evenings work better, mornings are hectic")
+    assert _profile(learner.research_id).best_time == "evening"
+    assert say("undo").startswith("Undone: I took back your last answer.")
+    assert _profile(learner.research_id).best_time == "morning"
+
+
 def _past_session(learner, *, hours_ago, minutes=30):
     session = services.session_schedule(learner=learner, start=timezone.now() + timedelta(minutes=1),
                                         duration_minutes=minutes, topic="swim")

@@ -24,6 +24,16 @@ ON = RouteState(onboarded=True)
     (ON, "actually, my goal is to learn the piano", "onboarding", "goal_change"),
     (ON, "change my goal to running a 10k", "onboarding", "goal_change"),
     (ON, "my goal feels far away today", "coach", "default"),
+    # A change of the best time is code's, like the goal; a time named in a report, a move or a
+    # question is not one.
+    (ON, "actually evenings suit me better now", "onboarding", "time_change"),
+    (ON, "I've stopped practising in the mornings, evenings work better now", "onboarding", "time_change"),
+    (ON, "I'd rather practise after work from now on", "onboarding", "time_change"),
+    (ON, "I practised this morning", "checkin", "session_report"),
+    (ON, "can we move tomorrow's session to the evening?", "planner", "reschedule_request"),
+    (ON, "is the evening better for memory?", "coach", "default"),
+    (ON, "good morning!", "coach", "default"),
+    (ON, "my evenings are busy this week", "coach", "default"),
     # "this week" plans only when the message looks ahead; news about the week is answered, not planned.
     (ON, "all my tomato seedlings died this week. kind of gutted", "coach", "default"),
     (ON, "what should I do this week?", "planner", "planning_cue"),
@@ -35,3 +45,13 @@ def test_rules_table(state, text, specialist, rule):
     decision = route(state, text)
     assert (decision.specialist, decision.rule) == (specialist, rule)
     assert decision.reason
+
+
+@pytest.mark.parametrize(("text", "best_time"), [
+    ("actually evenings suit me better now", "evening"),
+    ("I've stopped practising in the mornings, evenings work better now", "evening"),  # the clause decides
+    ("I'd rather practise after work from now on", "evening"),
+    ("I switched jobs, so now lunchtime is better", "midday"),
+])
+def test_time_change_reads_the_new_time(text, best_time):
+    assert route(ON, text).best_time == best_time

@@ -1,12 +1,13 @@
 """A learner who has finished onboarding changes their goal ("actually, my goal is to learn the
-piano"). Code only: the new goal is read by the router with the same rules as at the goal step, its category is
-mapped by rules, the profile is written through the profile service, the learner is told exactly
-what changed, and "undo" puts the old goal back (the write is recorded as an undoable
-`profile_update`)."""
+piano") or their best time ("actually evenings suit me better now"). Code only: the new value is
+read by the router (the goal with the same rules as at the goal step, its category mapped by
+rules; the time by `onboarding.time_correction`), the profile is written through the profile
+service, the learner is told exactly what changed, and "undo" puts the old value back (the write
+is recorded as an undoable `profile_update`)."""
 
 from __future__ import annotations
 
-from coaching.models import GoalCategory
+from coaching.models import BestTime, GoalCategory
 from coaching.onboarding.values import map_category
 from coaching.services import profile_update
 
@@ -22,3 +23,18 @@ def goal_change_turn(run, profile, goal: str, toolbox) -> str:
     label = GoalCategory(category).label.lower()
     return (f"Updated: your goal is “{goal}” ({label}; it was “{previous['primary_goal']}”). Your sessions stay "
             "as they are: say “let's plan” for a week built around the new goal, or “undo” to keep the old one.")
+
+
+def time_change_turn(run, profile, best_time: str, toolbox) -> str:
+    run.outcome = "templated"
+    previous = {"best_time": profile.best_time}
+    new, old = BestTime(best_time).label.lower(), (BestTime(profile.best_time).label.lower() if profile.best_time
+                                                    else "not set")
+    if profile.best_time == best_time:
+        return f"Noted: {new} is already your best time."
+    updated = profile_update(learner=run.learner, best_time=best_time)
+    toolbox.calls.append({"name": "profile_update", "arguments": {"best_time": best_time},
+                          "result": {"onboarding_step": updated.onboarding_step, "previous": previous},
+                          "ok": True, "by": "code"})
+    return (f"Updated: your best time is {new} (it was {old}). Sessions already planned stay as they are: say "
+            "“let's plan” for a week at the new time, or “undo” to keep the old one.")

@@ -16,7 +16,7 @@ from coaching.selectors import history_for, last_coach_turn, profile_get, sessio
 from coaching.services import context_for, message_mark_unanswered
 from coaching.tools import ToolBox
 from coaching.turn.checkin import checkin_turn
-from coaching.turn.goal_change import goal_change_turn
+from coaching.turn.goal_change import goal_change_turn, time_change_turn
 from coaching.turn.model import StreamGate, model_text
 from coaching.turn.onboarding import onboarding_turn
 from coaching.turn.persistence import persist, record_turn
@@ -75,6 +75,8 @@ def turn_run(*, message: Message, emit: Callable[[str], None] | None = None, mod
             text, suffix = "", undo_turn(run, previous, toolbox)
         elif decision.rule == "goal_change":
             text, suffix = "", goal_change_turn(run, profile, decision.goal, toolbox)
+        elif decision.rule == "time_change":
+            text, suffix = "", time_change_turn(run, profile, decision.best_time, toolbox)
         elif run.specialist == ONBOARDING:
             text, suffix = onboarding_turn(run, profile, message, system, context, history, tracker, toolbox)
         elif run.specialist == PLANNER:
