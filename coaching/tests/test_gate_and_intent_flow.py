@@ -173,6 +173,20 @@ def test_reschedule_question_writes_nothing_then_sure_schedules_and_undo_removes
     assert reply.startswith("Undone: I took back 2 scheduled sessions.")
 
 
+def test_reschedule_question_with_nothing_missed_is_answered_by_code_alone(chat, api):
+    """Seen trying it: "Sure, I can move the two sessions to the afternoon." (the model) right above
+    "I don't see a missed session in the last two weeks" (code). With nothing to move, no model
+    sentence: code says so and offers options."""
+    client, http = api
+    learner = onboarded_learner(client)
+    say = _conversation_for(http, learner)
+    reply = say("I missed two sessions, can we move them?")
+    assert reply.startswith("I don't see a missed session in the last two weeks") and "Option B" in reply
+    turn = Turn.objects.order_by("-id").first()
+    assert (turn.rule, turn.outcome, turn.model_calls) == ("reschedule_request", "templated", 0)
+    assert not CheckIn.objects.exists()
+
+
 def test_ambiguous_report_asks_which_session_then_the_second_one_logs_it(chat, api):
     client, http = api
     learner = onboarded_learner(client)

@@ -58,6 +58,12 @@ def planner_turn(run, profile, rule, previous, message, system, context, history
     if tracker:
         run.outcome = "templated"
         return "", suffix
+    if rule == "reschedule_request" and not missed:
+        # Nothing to move, and code's first line says so. Asked to frame it, the model agreed to
+        # move the sessions the learner had named ("Sure, I can move the two sessions to the
+        # afternoon.") right above that line (seen trying it): this reply is code's alone.
+        run.outcome = "templated"
+        return "", suffix
     fallback = prompts.fallback_for(PLANNER, profile.primary_goal, run.previous_replies)
     text = phrase(run, system, context, history, toolbox,
                   f"{message.content}\n(Two schedule options follow your reply; do not list times yourself.)",
