@@ -188,9 +188,11 @@ def goal_correction(text: str) -> str | None:
 
 
 # A change of the best time after onboarding names a time of day in the same clause as one of
-# these ("actually evenings suit me better now", "I'd prefer mornings from now on").
-_TIME_PREFERENCE = re.compile(r"(?i)\b(?:suits?|suited|works? (?:better|best)|better|prefer|rather|instead|"
-                              r"switch|change|move)\b")
+# these ("actually evenings suit me better now", "I'd prefer mornings from now on"). A preference
+# alone is not a change: "I prefer studying Portuguese in the evening after work" is news for the
+# coach (and a fact for memory), not a profile edit.
+_TIME_PREFERENCE = re.compile(r"(?i)\b(?:suits?|suited|works? (?:better|best)|(?:is|are) better|better for me|"
+                              r"rather|instead|switch(?:ed)?|change|from now on)\b")
 _CLAUSES = re.compile(r"(?i)[,.;!?]|\bbut\b|\band\b|\bso\b")
 
 
@@ -200,6 +202,9 @@ def time_correction(text: str) -> str | None:
     first time named), 'I'd rather practise after work'; None for a message that only mentions a
     time ("I practised this morning"). The router asks only after onboarding, and not for reports,
     reschedule requests or questions."""
+    corrected = CORRECTION.match(text)
+    if corrected and len(text[corrected.end():].split()) <= 4 and (when := parse_best_time(text[corrected.end():])):
+        return when  # "sorry, I meant mornings", "actually, evenings"
     for clause in _CLAUSES.split(text):
         if _TIME_PREFERENCE.search(clause) and (when := parse_best_time(clause)):
             return when

@@ -138,7 +138,7 @@ def test_a_learner_who_changes_their_best_time_after_onboarding_gets_it_written_
     assert reply.startswith("Updated: your best time is morning (it was evening).")
     turn = Turn.objects.order_by("-id").first()
     assert (turn.specialist, turn.rule, turn.outcome) == ("onboarding", "time_change", "templated")
-    assert say("I prefer mornings").startswith("Noted: morning is already your best time.")
+    assert say("mornings suit me best").startswith("Noted: morning is already your best time.")
     say("actually evenings work better, mornings are hectic")
     assert _profile(learner.research_id).best_time == "evening"
     assert say("undo").startswith("Undone: I took back your last answer.")

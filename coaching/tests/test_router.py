@@ -34,6 +34,8 @@ ON = RouteState(onboarded=True)
     (ON, "is the evening better for memory?", "coach", "default"),
     (ON, "good morning!", "coach", "default"),
     (ON, "my evenings are busy this week", "coach", "default"),
+    (ON, "I prefer studying Portuguese in the evening after work.", "coach", "default"),  # news, not an edit
+    (ON, "sorry, I meant mornings", "onboarding", "time_change"),
     # "this week" plans only when the message looks ahead; news about the week is answered, not planned.
     (ON, "all my tomato seedlings died this week. kind of gutted", "coach", "default"),
     (ON, "what should I do this week?", "planner", "planning_cue"),
