@@ -2,12 +2,13 @@
 
 Every view here is synchronous and so is most middleware (Django's own, via MiddlewareMixin).
 Django's stock ASGIHandler builds an async chain: each MiddlewareMixin hands its process_request
-and process_response to a thread with sync_to_async, so one API request crossed between the event
-loop and a thread about twenty times. Measured in-process (memory/README.md, "The HTTP path"),
-that cost a trivial authenticated GET ~2-3 ms of its ~12 ms. Here the chain is built in sync mode
-(as under WSGI) and the event loop hands a request to it once; ASGI stays for what needs it:
-reading the body, detecting a client that went away, and streaming async iterators (the chat
-stream, the research export), which Django's send_response still iterates on the event loop.
+and process_response to a thread with sync_to_async, so one request crossed between the event loop
+and a thread 15 times for /healthz (counted in bloom/tests/test_asgi_handler.py). Measured
+in-process (memory/README.md, "The HTTP path"), that cost a trivial authenticated GET ~2-3 ms of
+its ~12 ms. Here the chain is built in sync mode (as under WSGI) and the event loop hands a
+request to it once; ASGI stays for what needs it: reading the body, detecting a client that went
+away, and streaming async iterators (the chat stream, the research export), which Django's
+send_response still iterates on the event loop.
 """
 
 from __future__ import annotations

@@ -127,10 +127,10 @@ if DB_VENDOR == "postgresql":
     # web worker gave no pool wait and no more failed turns than without it (4 vs 7 client
     # timeouts, all the model's queue; memory/README.md "The HTTP path"). A turn beyond the pool
     # waits up to BLOOM_DB_POOL_TIMEOUT seconds for a connection.
-    if env_int("BLOOM_DB_POOL_MAX", 40, minimum=0):
+    if pool_max := env_int("BLOOM_DB_POOL_MAX", 40, minimum=0):
         DATABASES["default"]["CONN_MAX_AGE"] = 0  # Django: a pool replaces persistent connections
         DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
-            "min_size": 1, "max_size": env_int("BLOOM_DB_POOL_MAX", 40, minimum=1),
+            "min_size": 1, "max_size": pool_max,
             "timeout": env_int("BLOOM_DB_POOL_TIMEOUT", 30, minimum=1)}
 EMBEDDED = DB_VENDOR == "sqlite"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

@@ -191,22 +191,23 @@ def goal_correction(text: str) -> str | None:
 # these ("actually evenings suit me better now", "I'd prefer mornings from now on"). A preference
 # alone is not a change: "I prefer studying Portuguese in the evening after work" is news for the
 # coach (and a fact for memory), not a profile edit.
-_TIME_PREFERENCE = re.compile(r"(?i)\b(?:suits?|suited|works? (?:better|best)|(?:is|are) better|better for me|"
+_TIME_CHANGE = re.compile(r"(?i)\b(?:suits?|suited|works? (?:better|best)|(?:is|are) better|better for me|"
                               r"rather|instead|switch(?:ed)?|change|from now on)\b")
 _CLAUSES = re.compile(r"(?i)[,.;!?]|\bbut\b|\band\b|\bso\b")
 
 
 def time_correction(text: str) -> str | None:
     """The new best time in 'actually evenings suit me better now', 'I've stopped practising in the
-    mornings, evenings work better now' (the clause with the preference word decides, not the
+    mornings, evenings work better now' (the clause with the change word decides, not the
     first time named), 'I'd rather practise after work'; None for a message that only mentions a
     time ("I practised this morning"). The router asks only after onboarding, and not for reports,
     reschedule requests or questions."""
-    corrected = CORRECTION.match(text)
-    if corrected and len(text[corrected.end():].split()) <= 4 and (when := parse_best_time(text[corrected.end():])):
-        return when  # "sorry, I meant mornings", "actually, evenings"
+    if corrected := CORRECTION.match(text):
+        rest = text[corrected.end():]
+        if len(rest.split()) <= 4 and (when := parse_best_time(rest)):
+            return when  # "sorry, I meant mornings", "actually, evenings"
     for clause in _CLAUSES.split(text):
-        if _TIME_PREFERENCE.search(clause) and (when := parse_best_time(clause)):
+        if _TIME_CHANGE.search(clause) and (when := parse_best_time(clause)):
             return when
     return None
 

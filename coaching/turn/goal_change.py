@@ -27,11 +27,11 @@ def goal_change_turn(run, profile, goal: str, toolbox) -> str:
 
 def time_change_turn(run, profile, best_time: str, toolbox) -> str:
     run.outcome = "templated"
-    previous = {"best_time": profile.best_time}
-    new, old = BestTime(best_time).label.lower(), (BestTime(profile.best_time).label.lower() if profile.best_time
-                                                    else "not set")
+    new = BestTime(best_time).label.lower()
     if profile.best_time == best_time:
         return f"Noted: {new} is already your best time."
+    previous = {"best_time": profile.best_time}
+    old = BestTime(profile.best_time).label.lower() if profile.best_time else "not set"
     updated = profile_update(learner=run.learner, best_time=best_time)
     toolbox.calls.append({"name": "profile_update", "arguments": {"best_time": best_time},
                           "result": {"onboarding_step": updated.onboarding_step, "previous": previous},
