@@ -5,6 +5,7 @@ Each `bench/bench_*.py` module exposes `run(quick: bool) -> list[dict]`, each di
 keys: bench, metric, value, unit, and optionally note. Usage:
     python bench/run.py            # all benchmarks
     python bench/run.py telemetry  # only modules whose name contains 'telemetry'
+    python bench/run.py memory     # a bench's whole name: that bench alone (not memory_load too)
     python bench/run.py --quick    # smaller sizes
     python bench/run.py --json out.json
 """
@@ -81,8 +82,13 @@ def embedded_model_server():
 def run_benches(args) -> int:
     rows: list[dict] = []
     failed = 0
-    for path in sorted((ROOT / "bench").glob("bench_*.py")):
-        if args.filters and not any(f in path.stem for f in args.filters):
+    paths = sorted((ROOT / "bench").glob("bench_*.py"))
+    names = {p.stem.removeprefix("bench_") for p in paths}
+    for path in paths:
+        # A filter that is a bench's whole name selects that bench alone ("memory" is not also
+        # memory_load); any other filter selects every bench whose name contains it ("memory_").
+        name = path.stem.removeprefix("bench_")
+        if args.filters and not any(f == name if f in names else f in name for f in args.filters):
             continue
         started = time.perf_counter()
         print(f"# {path.stem} ...", file=sys.stderr, flush=True)
