@@ -85,6 +85,9 @@ _query_cache_lock = threading.Lock()
 
 # Off only to measure what it brings (bench/bench_memory_longconv.py runs both in one run).
 SPEAKER_AWARE = True
+# The second hop's statement without the vector side; off only to measure it against the full
+# hybrid statement it replaced (bench/bench_memory_longconv.py, variant "hybrid-hopfull").
+SECOND_HOP_TEXT_ONLY = True
 
 
 def embed_query(query: str) -> list[float]:
@@ -189,18 +192,13 @@ def _hit(row: dict[str, Any], *, vector: float, text: float, decay: float, score
 # side reads the stored `content_tsv` (to_tsvector('english', content), migration 0009): computed
 # per row at query time it was most of the statement's time at ~1,000 facts per learner.
 _HYBRID_SQL = """
-WITH q AS MATERIALIZED (SELECT %(vec)s::vector AS v, {tsq} AS tq),
-vec AS (
-    SELECT f.id FROM memory_fact f, q
-    WHERE {where} AND f.embedding IS NOT NULL
-    ORDER BY {order} LIMIT %(k)s
-),
+WITH q AS MATERIALIZED (SELECT %(vec)s::vector AS v, {tsq} AS tq),{vec_cte}
 txt AS (
     SELECT f.id, ts_rank_cd(f.content_tsv, q.tq) AS r FROM memory_fact f, q
     WHERE {where} AND f.content_tsv @@ q.tq
     ORDER BY r DESC LIMIT %(k)s
 ),
-cand AS (SELECT id FROM vec UNION SELECT id FROM txt),
+cand AS ({cand}),
 scored AS (
     SELECT f.id, f.learner_id, f.fact_type, f.content, f.source_message_id, m.conversation_id, f.source_agent,
            f.created_at, f.last_accessed_at, f.tier, f.archived, f.surprise, f.confidence, f.occurred_at,
@@ -216,6 +214,14 @@ scored AS (
 SELECT *, (%(wv)s * vsim + %(wt)s * tscore) * decay AS score FROM scored
 ORDER BY score DESC, id DESC LIMIT %(limit)s
 """
+# The vector side, left out of the text-only statement of the second hop (its hits must name a
+# name, so only text matches can be kept: the exact scan of the learner's vectors was wasted there).
+_VEC_CTE = """
+vec AS (
+    SELECT f.id FROM memory_fact f, q
+    WHERE {where} AND f.embedding IS NOT NULL
+    ORDER BY {order} LIMIT %(k)s
+),"""
 
 
 # The public ids a client sees instead of integer keys (memory.api.queries._annotate), joined to
@@ -231,31 +237,65 @@ ORDER BY h.score DESC, h.id DESC
 """
 
 
-def _pg_search(*, learner_id: int | None, query: str, qvec: list[float], k: int, limit: int,
-               now: Any, include_superseded: bool = False, who: list[str] | None = None,
-               public_refs: bool = False) -> list[dict[str, Any]]:
-    vec_literal = "[" + ",".join(f"{x:.7g}" for x in qvec) + "]"
+def hybrid_statement(*, learner_id: int | None, query: str, qvec: list[float], k: int, limit: int, now: Any,
+                     include_superseded: bool = False, who: list[str] | None = None, public_refs: bool = False,
+                     text_only: bool = False) -> tuple[str, dict[str, Any]]:
+    """The SQL and parameters of one hybrid search (the bench EXPLAINs exactly this). `text_only`:
+    full-text candidates only, each still scored with its vector similarity (the second hop)."""
     terms = _tokens(query)
-    params: dict[str, Any] = {"vec": vec_literal, "k": k, "limit": limit, "now": now, "floor": conf.DECAY_FLOOR,
-                              "lam": conf.DECAY_LAMBDA, "wv": conf.SEARCH_W_VECTOR, "wt": conf.SEARCH_W_TEXT,
-                              "learner": learner_id, "tsq": " | ".join(terms[:32])}
+    params: dict[str, Any] = {"vec": _vector_literal(qvec), "k": k, "limit": limit, "now": now,
+                              "floor": conf.DECAY_FLOOR, "lam": conf.DECAY_LAMBDA, "wv": conf.SEARCH_W_VECTOR,
+                              "wt": conf.SEARCH_W_TEXT, "learner": learner_id, "tsq": " | ".join(terms[:32])}
     tsq = "to_tsquery('english', %(tsq)s)" if terms else "NULL::tsquery"
     current = "" if include_superseded else " AND f.superseded_by_id IS NULL"
     if who:
         current += " AND f.content LIKE ANY(%(who)s)"
         params["who"] = speakers.like_patterns(who)
-    wrap = _PUBLIC_REFS_SQL.format if public_refs else (lambda inner: inner)
+    # Per learner the query vector comes from the q CTE (an exact scan of the learner's rows);
+    # globally it must be a constant in ORDER BY for the HNSW index to serve it.
+    where = ("f.learner_id = %(learner)s" if learner_id is not None else "TRUE") + current
+    order = "f.embedding <=> q.v" if learner_id is not None else "f.embedding <=> %(vec)s::vector"
+    vec_cte = "" if text_only else _VEC_CTE.format(where=where, order=order)
+    cand = "SELECT id FROM txt" if text_only else "SELECT id FROM vec UNION SELECT id FROM txt"
+    sql = _HYBRID_SQL.format(tsq=tsq, vec_cte=vec_cte, where=where, cand=cand)
+    return (_PUBLIC_REFS_SQL.format(inner=sql) if public_refs else sql), params
+
+
+# The query's vector as pgvector's text literal, for recent vectors: formatting 384 floats costs
+# ~0.4 ms, as much as the vector scan of a learner's 1,000 facts, and a search formatted it twice
+# (the second hop). Keyed by the vector itself, so a client-sent vector is cached alike.
+_LITERAL_CACHE_SIZE = 256
+_literal_cache: OrderedDict[tuple[float, ...], str] = OrderedDict()
+
+
+def _vector_literal(qvec: list[float]) -> str:
+    key = tuple(qvec)
+    with _query_cache_lock:
+        literal = _literal_cache.get(key)
+        if literal is not None:
+            _literal_cache.move_to_end(key)
+            return literal
+    literal = "[" + ",".join(f"{x:.7g}" for x in qvec) + "]"
+    with _query_cache_lock:
+        _literal_cache[key] = literal
+        while len(_literal_cache) > _LITERAL_CACHE_SIZE:
+            _literal_cache.popitem(last=False)
+    return literal
+
+
+def _pg_search(*, learner_id: int | None, query: str, qvec: list[float], k: int, limit: int,
+               now: Any, include_superseded: bool = False, who: list[str] | None = None,
+               public_refs: bool = False, text_only: bool = False) -> list[dict[str, Any]]:
+    sql, params = hybrid_statement(learner_id=learner_id, query=query, qvec=qvec, k=k, limit=limit, now=now,
+                                   include_superseded=include_superseded, who=who, public_refs=public_refs,
+                                   text_only=text_only)
     if learner_id is not None:
-        sql = wrap(inner=_HYBRID_SQL.format(tsq=tsq, where="f.learner_id = %(learner)s" + current,
-                                            order="f.embedding <=> q.v"))
         with connection.cursor() as cur:
             cur.execute(sql, params)
             cols = [c[0] for c in cur.description]
             rows = [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
     else:
-        # Global: approximate HNSW, which needs the vector as a constant in ORDER BY; ef_search
-        # bounds recall vs speed (SET LOCAL: this transaction only).
-        sql = wrap(inner=_HYBRID_SQL.format(tsq=tsq, where="TRUE" + current, order="f.embedding <=> %(vec)s::vector"))
+        # Global: approximate HNSW; ef_search bounds recall vs speed (SET LOCAL: this transaction only).
         with transaction.atomic(), connection.cursor() as cur:
             cur.execute(f"SET LOCAL hnsw.ef_search = {int(conf.HNSW_EF_SEARCH)}")
             cur.execute(sql, params)
@@ -271,7 +311,8 @@ def _second_hop(*, learner_id: int, query: str, results: list[dict[str, Any]], l
     """Entity-linked second hop (BLOOM_MEMORY_SEARCH_SECOND_HOP, on): names in the top 3
     hits that the query does not name ("...we're calling him Biscuit") pull in the learner's
     other facts naming them ("Biscuit learned to roll over"), placed right under the hit that
-    named them. One more query, only when such names exist."""
+    named them. One more query, only when such names exist: full-text candidates only (a hit must
+    name the name), so the learner's vectors are not scanned again (SECOND_HOP_TEXT_ONLY)."""
     asked = {w.casefold() for w in re.findall(r"[A-Za-z]+", query)}
     names: dict[str, float] = {}
     for hit in results[:3]:
@@ -281,7 +322,8 @@ def _second_hop(*, learner_id: int, query: str, results: list[dict[str, Any]], l
         return results
     seen = {h["fact_id"] for h in results}
     extra = [h for h in _pg_search(learner_id=learner_id, query=" ".join(names), qvec=qvec, k=20, limit=20, now=now,
-                                   include_superseded=include_superseded, who=who, public_refs=public_refs)
+                                   include_superseded=include_superseded, who=who, public_refs=public_refs,
+                                   text_only=SECOND_HOP_TEXT_ONLY)
              if h["fact_id"] not in seen and h["parts"]["text"] > 0]
     for h in extra:
         source = max(names[n] for n in names if n in h["content"].casefold()) if any(
