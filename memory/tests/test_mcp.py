@@ -141,3 +141,69 @@ def _check_batch(batch, learner, *, anki_fact: str):
     assert {e["field"] for e in error["errors"]} == {"items.1.content", "items.2.fact_type"}
     assert not Fact.objects.filter(learner=learner, content="Fine.").exists()  # nothing of a refused call
     assert other.is_error and '"forbidden"' in other.content[0].text
+
+
+async def _drive_client(params, learner: str, other: str):
+    from mcp import Client
+
+    async with Client(params, read_timeout_seconds=300) as client:
+        ingest = await client.call_tool("memory_ingest", {"text": "I revise chemistry on Sunday mornings.",
+                                                          "learner": learner})
+        query = await client.call_tool("memory_query", {"query": "when do I revise?", "learner": learner})
+        missing = await client.call_tool("memory_query", {"query": "when do I revise?"})
+        foreign = await client.call_tool("memory_query", {"query": "anything", "learner": other})
+    return ingest, query, missing, foreign
+
+
+@pytest.mark.django_db(transaction=True)
+def test_client_token_serves_that_clients_learners_by_uuid(requires_postgres, make_learner):
+    """A coding agent holding only what the REST API gave it (a token and learner ids) serves its
+    client's learners over stdio; another client's learner is not found; the token is read from the
+    environment, never the command line."""
+    from mcp import StdioServerParameters
+
+    from core.identity.services import api_token_create
+
+    learner = make_learner()
+    stranger = make_learner()  # another client
+    _, raw = api_token_create(client=learner.client, name="mcp")
+    db = connection.settings_dict
+    env = {**os.environ, "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+           "PYTHONPATH": str(ROOT), "BLOOM_API_TOKEN": raw}
+    params = StdioServerParameters(command=sys.executable, args=["manage.py", "mcp_memory", "--client-token"],
+                                   env=env, cwd=str(ROOT))
+    ingest, query, missing, foreign = anyio.run(_drive_client, params, str(learner.research_id),
+                                                str(stranger.research_id))
+    assert not ingest.is_error and not query.is_error
+    assert _text(query)["results"][0]["content"] == "I revise chemistry on Sunday mornings."
+    assert _text(query)["results"][0]["learner"] == str(learner.research_id)
+    assert missing.is_error and '"field": "learner"' in missing.content[0].text
+    assert foreign.is_error and '"not_found"' in foreign.content[0].text
+
+
+@pytest.mark.django_db
+def test_client_token_scope_refuses_a_missing_or_revoked_token(make_learner, monkeypatch):
+    from django.core.management.base import CommandError
+
+    from core.errors import ApplicationError
+    from core.identity.services import api_token_create, api_token_revoke
+    from memory.management.commands.mcp_memory import scope_from_options
+
+    learner = make_learner()
+    monkeypatch.delenv("BLOOM_API_TOKEN", raising=False)
+    with pytest.raises(CommandError, match="not set"):
+        scope_from_options({"client_token": True})
+    monkeypatch.setenv("BLOOM_API_TOKEN", "bloom_not-a-token")
+    with pytest.raises(CommandError, match="not a live API token"):
+        scope_from_options({"client_token": True})
+    token, raw = api_token_create(client=learner.client)
+    monkeypatch.setenv("BLOOM_API_TOKEN", raw)
+    scope = scope_from_options({"client_token": True})
+    assert scope.client_id == learner.client_id and scope.resolve(str(learner.research_id)) == learner.pk
+    # Revoked while the server runs: the next tool call is refused.
+    api_token_revoke(client=learner.client, token_id=token.pk)
+    with pytest.raises(ApplicationError) as refused:
+        scope.resolve(str(learner.research_id))
+    assert refused.value.code == "unauthorized" and refused.value.status == 401
+    with pytest.raises(CommandError, match="not a live API token"):
+        scope_from_options({"client_token": True})

@@ -1,7 +1,14 @@
 """MCP server over stdio exposing one learner's (or one API client's) memory to any MCP client.
 
     python manage.py mcp_memory --learner 6f1c…-…      # the learner's id (UUID), as the REST API gives it
-    python manage.py mcp_memory --client 7             # tools then take `learner` (UUID), scoped to that client
+    BLOOM_API_TOKEN=bloom_… python manage.py mcp_memory --client-token
+                                                       # the learners of the client that token belongs to;
+                                                       # tools then take `learner` (UUID)
+    python manage.py mcp_memory --client 7             # the same by the client's database key (operators)
+
+`--client-token` takes the client's API token from the environment (not the command line, where
+`ps` would show it to every user of the machine): a client needs nothing but what the REST API gave
+it. The token is checked again on every tool call, so revoking it ends the server's access at once.
 
 Tools: `memory_query` (raw passages with sources; no chat model), `memory_ingest`,
 `memory_ingest_batch` (many items in one call, with the per-item outcomes of the REST batch
@@ -19,6 +26,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 from typing import Any
 from uuid import UUID
@@ -28,6 +36,7 @@ from rest_framework.exceptions import ValidationError
 
 from core.errors import ApplicationError, api_exception_handler
 from core.identity.models import ApiClient, Learner
+from core.identity.services import api_token_authenticate
 from core.llm import call_context
 from memory import selectors
 from memory.api import ids, queries
@@ -43,10 +52,15 @@ class Scope:
     """Which learners the server may touch: one learner, or every learner of one API client.
     Learners are named by their UUID; the database key stays inside."""
 
-    def __init__(self, *, learner: UUID | None, client_id: int | None):
-        self.learner, self.client_id = learner, client_id
+    def __init__(self, *, learner: UUID | None, client_id: int | None, token: str | None = None):
+        self.learner, self.client_id, self.token = learner, client_id, token
 
     def resolve(self, learner: str | None) -> int:
+        if self.token is not None:
+            live = api_token_authenticate(raw=self.token)
+            if live is None or live.client_id != self.client_id:
+                raise ApplicationError("the API token this server was started with is revoked",
+                                       code="unauthorized", status=401)
         if self.learner is not None:
             if learner not in (None, "", str(self.learner)):
                 raise ApplicationError("this server is scoped to another learner", code="forbidden",
@@ -180,13 +194,32 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         group = parser.add_mutually_exclusive_group(required=True)
         group.add_argument("--learner", type=UUID, help="serve exactly this learner's memory (the learner's UUID)")
-        group.add_argument("--client", type=int, help="serve the learners of this API client")
+        group.add_argument("--client", type=int, help="serve the learners of this API client (its database key)")
+        group.add_argument("--client-token", action="store_true",
+                           help=f"serve the learners of the API client whose token is in ${TOKEN_ENV}")
 
     def handle(self, *args, **options):
-        if options["learner"] is not None and not Learner.objects.filter(research_id=options["learner"]).exists():
-            raise CommandError(f"learner {options['learner']} does not exist")
-        if options["client"] is not None and not ApiClient.objects.filter(pk=options["client"]).exists():
-            raise CommandError(f"client {options['client']} does not exist")
         # stdout carries JSON-RPC: keep every log line on stderr.
         logging.basicConfig(stream=sys.stderr, force=True, level=logging.WARNING)
-        build_server(Scope(learner=options["learner"], client_id=options["client"])).run("stdio")
+        build_server(scope_from_options(options)).run("stdio")
+
+
+TOKEN_ENV = "BLOOM_API_TOKEN"
+
+
+def scope_from_options(options: dict[str, Any]) -> Scope:
+    """The server's scope from its command line (and, for --client-token, the environment); a
+    learner, client or token that does not exist is a CommandError before the server starts."""
+    if options.get("client_token"):
+        raw = os.environ.get(TOKEN_ENV, "").strip()
+        if not raw:
+            raise CommandError(f"--client-token reads the API token from ${TOKEN_ENV}, which is not set")
+        token = api_token_authenticate(raw=raw)
+        if token is None:
+            raise CommandError(f"${TOKEN_ENV} is not a live API token (unknown, revoked, or its client inactive)")
+        return Scope(learner=None, client_id=token.client_id, token=raw)
+    if options.get("learner") is not None and not Learner.objects.filter(research_id=options["learner"]).exists():
+        raise CommandError(f"learner {options['learner']} does not exist")
+    if options.get("client") is not None and not ApiClient.objects.filter(pk=options["client"]).exists():
+        raise CommandError(f"client {options['client']} does not exist")
+    return Scope(learner=options.get("learner"), client_id=options.get("client"))
