@@ -5,6 +5,8 @@ Run on PostgreSQL + pgvector (use a scratch database: it inserts and then delete
 Sizes: --quick = 10k facts; full = 10k and 100k. 1M is supported (BENCH_MEMORY_SIZES=1000000) but
 takes long on 2 cores. BENCH_HNSW_CONFIGS="32:128,48:200" also builds and measures those graphs on the
 same rows (build time, size, recall by ef_search, filtered per-learner HNSW with iterative scan).
+BENCH_MEMORY_LEARNER_SIZES=1000000 measures per-learner search at that size in the database
+(`bench_learner_scale`; with BENCH_MEMORY_SIZES=0 nothing else but the read path runs).
 Vectors are synthetic (clustered unit vectors, 384-d): embedding 100k texts with
 MiniLM would measure the embedder, not the store. HNSW: the migration's graph (memory.conf.HNSW_M,
 HNSW_EF_CONSTRUCTION), ef_search=conf.HNSW_EF_SEARCH.
@@ -124,6 +126,37 @@ def _clustered_vectors(rng, n: int, centers: np.ndarray) -> np.ndarray:
 EF_SWEEP = (40, 100, 200, 400)
 
 
+def _load_facts(rng, size: int, centers: np.ndarray, learner_ids: list[int], vocab: list[str]):
+    """COPY `size` synthetic facts, each for a learner drawn at random (so one learner's rows are
+    spread over the whole table, as facts written over time are). Returns their vectors, learners
+    and ids, position i <-> row i."""
+    from django.db import connection
+
+    all_vecs, all_learners = [], []
+    batch = 5000
+    for start in range(0, size, batch):
+        n = min(batch, size - start)
+        vecs = _clustered_vectors(rng, n, centers)
+        lids = rng.choice(learner_ids, size=n)
+        words = rng.integers(0, len(vocab), size=(n, 6))
+        with connection.cursor() as cur, cur.connection.cursor().copy(
+                "COPY memory_fact (learner_id, fact_type, content, confidence, source_agent, embedding, "
+                "content_hash, created_at, last_accessed_at, access_count, tier, archived, surprise, "
+                "surprise_reason, external_id, metadata, public_id) FROM STDIN") as copy:
+            for j in range(n):
+                vec = "[" + ",".join(f"{x:.6f}" for x in vecs[j]) + "]"
+                text = " ".join(vocab[k] for k in words[j])
+                copy.write_row((int(lids[j]), "insight", text, 0.5, "bench", vec, f"b{size}-{start + j}",
+                                "2026-11-01", "2026-11-20", 0, "hot", False, False, "", "", "{}",
+                                str(uuid.uuid4())))
+        all_vecs.append(vecs)
+        all_learners.append(lids)
+    with connection.cursor() as cur:
+        cur.execute("SELECT id FROM memory_fact WHERE learner_id = ANY(%s) ORDER BY id", [learner_ids])
+        all_ids = np.array([r[0] for r in cur.fetchall()])
+    return np.vstack(all_vecs), np.concatenate(all_learners), all_ids
+
+
 def bench_search(rows: list[dict], size: int, queries: int = 100) -> None:
     from django.conf import settings
     from django.db import connection, transaction
@@ -146,32 +179,8 @@ def bench_search(rows: list[dict], size: int, queries: int = 100) -> None:
         with connection.cursor() as cur:
             cur.execute("DROP INDEX IF EXISTS fact_embedding_hnsw")
         t0 = time.perf_counter()
-        all_vecs, all_learners, all_ids = [], [], []
-        batch = 5000
-        for start in range(0, size, batch):
-            n = min(batch, size - start)
-            vecs = _clustered_vectors(rng, n, centers)
-            lids = rng.choice(learner_ids, size=n)
-            words = rng.integers(0, len(vocab), size=(n, 6))
-            with connection.cursor() as cur, cur.connection.cursor().copy(
-                    "COPY memory_fact (learner_id, fact_type, content, confidence, source_agent, embedding, "
-                    "content_hash, created_at, last_accessed_at, access_count, tier, archived, surprise, "
-                    "surprise_reason, external_id, metadata, public_id) FROM STDIN") as copy:
-                for j in range(n):
-                    vec = "[" + ",".join(f"{x:.6f}" for x in vecs[j]) + "]"
-                    text = " ".join(vocab[k] for k in words[j])
-                    copy.write_row((int(lids[j]), "insight", text, 0.5, "bench", vec, f"b{size}-{start + j}",
-                                    "2026-11-01", "2026-11-20", 0, "hot", False, False, "", "", "{}",
-                                    str(uuid.uuid4())))
-            all_vecs.append(vecs)
-            all_learners.append(lids)
+        mat, lid_arr, all_ids = _load_facts(rng, size, centers, learner_ids, vocab)
         load_s = time.perf_counter() - t0
-        with connection.cursor() as cur:
-            cur.execute("SELECT id, learner_id FROM memory_fact WHERE learner_id = ANY(%s) ORDER BY id", [learner_ids])
-            id_rows = cur.fetchall()
-        all_ids = np.array([r[0] for r in id_rows])
-        mat = np.vstack(all_vecs)
-        lid_arr = np.concatenate(all_learners)
         t0 = time.perf_counter()
         with connection.cursor() as cur:
             # The HNSW graph must fit in maintenance_work_mem or the build slows down badly
@@ -265,6 +274,80 @@ def bench_search(rows: list[dict], size: int, queries: int = 100) -> None:
                             f"ef_construction = {conf.HNSW_EF_CONSTRUCTION})")
 
 
+def bench_learner_scale(rows: list[dict], size: int, queries: int = 100) -> None:
+    """Per-learner search at scale, in the database: the statement `search_memory` runs for one
+    learner (memory.selectors.hybrid_statement), timed by PostgreSQL itself (EXPLAIN ANALYZE:
+    planning + execution, TIMING OFF so per-node clocks add nothing), 1,000 facts per learner spread
+    over the whole table. Each of `queries` learners is searched once (its pages not yet in
+    PostgreSQL's buffers, only in the OS cache: what a learner's first search after a while meets),
+    then the same searches again (buffers warm). The whole search in-process (Python included, the
+    query vector given) is timed beside it. No HNSW index: a per-learner search scans that learner's
+    rows exactly and cannot use it (its ORDER BY takes the vector from a CTE), so building the graph
+    (~20 min at 1M) would measure nothing here. BENCH_MEMORY_LEARNER_SIZES=1000000."""
+    import json
+
+    from django.conf import settings
+    from django.db import connection
+    from django.utils import timezone
+
+    from memory import conf
+    from memory.selectors import hybrid_statement, search_memory
+
+    if settings.DB_VENDOR != "postgresql":
+        return
+    n_learners = max(10, size // 1000)
+    client, learner_ids = _client_and_learners(n_learners, f"learner{size}")
+    rng = np.random.default_rng(size + 1)
+    centers = rng.normal(size=(256, DIM))
+    centers /= np.linalg.norm(centers, axis=1, keepdims=True)
+    vocab = [f"w{i}" for i in range(2000)]
+    try:
+        with connection.cursor() as cur:
+            cur.execute("DROP INDEX IF EXISTS fact_embedding_hnsw")
+        t0 = time.perf_counter()
+        _load_facts(rng, size, centers, learner_ids, vocab)
+        load_s = time.perf_counter() - t0
+        with connection.cursor() as cur:
+            cur.execute("ANALYZE memory_fact")
+            cur.execute("SHOW shared_buffers")
+            buffers = cur.fetchone()[0]
+        # Two sets of learners, so that each set's first searches are the first reads of its rows.
+        picked = [int(x) for x in rng.choice(learner_ids, size=min(2 * queries, n_learners), replace=False)]
+        sets = {"db": picked[: len(picked) // 2], "search": picked[len(picked) // 2:]}
+        qvecs = _clustered_vectors(rng, len(sets["db"]), centers)
+        qtexts = [" ".join(vocab[k] for k in rng.integers(0, len(vocab), size=3)) for _ in qvecs]
+        timed: dict[str, list[float]] = {"db first": [], "db again": [], "search first": [], "search again": []}
+        for attempt in ("first", "again"):
+            for lid, q, text in zip(sets["db"], qvecs, qtexts, strict=False):
+                sql, params = hybrid_statement(learner_id=lid, query=text, qvec=q.tolist(), k=40, limit=10,
+                                               now=timezone.now())
+                with connection.cursor() as cur:
+                    cur.execute("EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) " + sql, params)
+                    plan = cur.fetchone()[0]
+                plan = (json.loads(plan) if isinstance(plan, str) else plan)[0]
+                timed[f"db {attempt}"].append(plan["Planning Time"] + plan["Execution Time"])
+            for lid, q, text in zip(sets["search"], qvecs, qtexts, strict=False):
+                t = time.perf_counter()
+                search_memory(learner_id=lid, query=text, limit=10, touch=False, query_embedding=q.tolist())
+                timed[f"search {attempt}"].append((time.perf_counter() - t) * 1000)
+        tag = f"{size:,} facts, {n_learners} learners of ~{size // n_learners} facts, shared_buffers {buffers}"
+        rows.append({"bench": "memory.learner", "metric": f"load {size}", "value": load_s, "unit": "s",
+                     "note": f"COPY, {tag}"})
+        for name, values in timed.items():
+            what = ("in the database (EXPLAIN ANALYZE: planning + execution)" if name.startswith("db")
+                    else "whole search in-process, query vector given")
+            rows.append({"bench": "memory.learner", "metric": f"per-learner {name} p50 {size}",
+                         "value": statistics.median(values), "unit": "ms", "note": f"{what}; {tag}"})
+            rows.append({"bench": "memory.learner", "metric": f"per-learner {name} p95 {size}",
+                         "value": pct(values, 95), "unit": "ms", "note": f"{len(values)} searches"})
+    finally:
+        _cleanup(client)
+        with connection.cursor() as cur:  # the migration's index again, on what is left
+            cur.execute("CREATE INDEX IF NOT EXISTS fact_embedding_hnsw ON memory_fact USING hnsw "
+                        f"(embedding vector_cosine_ops) WITH (m = {conf.HNSW_M}, "
+                        f"ef_construction = {conf.HNSW_EF_CONSTRUCTION})")
+
+
 def _hnsw_sweep(rows: list[dict], size: int, configs: list[tuple[int, int]], mat, all_ids, lid_arr, qvecs,
                 learner_ids) -> None:
     """Other graphs on the same rows (BENCH_HNSW_CONFIGS="m:ef_construction,..."): build time, index
@@ -332,7 +415,10 @@ def _hnsw_sweep(rows: list[dict], size: int, configs: list[tuple[int, int]], mat
 def run(quick: bool) -> list[dict]:
     rows: list[dict] = []
     bench_build_context(rows)
-    sizes = os.environ.get("BENCH_MEMORY_SIZES")
+    sizes = os.environ.get("BENCH_MEMORY_SIZES")  # "0": none (e.g. to run only the per-learner scale)
     for size in ([int(s) for s in sizes.split(",")] if sizes else ([10_000] if quick else [10_000, 100_000])):
-        bench_search(rows, size)
+        if size > 0:
+            bench_search(rows, size)
+    for size in [int(s) for s in os.environ.get("BENCH_MEMORY_LEARNER_SIZES", "").split(",") if s.strip()]:
+        bench_learner_scale(rows, size)
     return rows
