@@ -29,16 +29,16 @@ _LEAK_PATTERNS: list[tuple[str, str]] = [
     ("json_blob", r"^\s*[\[{]\s*\""),
 ]
 
-# Claims of actions. Each maps to the tool whose successful call in this turn makes it true.
-_CLAIMS: list[tuple[str, str]] = [
-    ("schedule_session", r"(?i)\b(i(?:'ve| have)? (?:just )?(?:scheduled|booked|added|put|set up|created|planned)|"
-                         r"(?:has|have) been (?:scheduled|booked|added)|is now (?:scheduled|booked|in your))"),
-    ("log_checkin", r"(?i)\bi(?:'ve| have)? (?:just )?(?:logged|recorded|noted down|marked|saved|updated)\b"),
-    # A calendar claim is true only once the learner confirmed subscribing to their calendar feed
-    # (ToolBox.done adds "calendar" then); until then the coach must not say it put anything there.
-    ("calendar", r"(?i)\b(to|in|into|on) your (?:google |outlook )?calendar\b|\bcalendar (?:invite|event|reminder)\b|"
-                 r"\bset (?:up )?a reminder\b|\bsent you\b|\bemailed\b"),
-]
+# Claims of actions code did not take. The writes (schedule, move, log, cancel, remind) are the shared
+# check `reply_checks.action_claims` (evaluation counts the same), judged against the action tools
+# code ran in this turn (`ToolBox.done`). The calendar claim stays the guard's own and strict: it
+# is true only once the learner confirmed subscribing to their calendar feed (ToolBox.done adds
+# "calendar" then); until then the coach must not say it put anything there, asked or not.
+_CALENDAR_CLAIM = re.compile(r"(?i)\b(to|in|into|on) your (?:google |outlook )?calendar\b"
+                             r"|\bcalendar (?:invite|event|reminder)\b|\bsent you\b|\bemailed\b")
+# "I can't add to your calendar myself", "I haven't added anything to your calendar": said honestly.
+_CALENDAR_NEGATED = re.compile(r"(?i)\b(?:can't|cannot|can not|couldn't|haven't|have not|hasn't|didn't|did not|"
+                               r"won't|isn't|is not|not)(?:\s+[\w']+){0,3}\s*$")
 
 _CAREER_WORDS = (r"(?i)\b(career|job|jobs|employer|resume|résumé|cv|promotion|workplace|"
                  r"professional development|interview)\b")
@@ -90,12 +90,16 @@ def find_leaks(text: str, system_prompt: str = "") -> list[Finding]:
 
 
 def find_false_claims(text: str, tools_done: set[str]) -> list[Finding]:
-    """Claims not backed by a successful tool call of the matching kind in this turn."""
-    findings = []
-    for tool, pattern in _CLAIMS:
-        match = re.search(pattern, text)
-        if match and tool not in tools_done:
-            findings.append(Finding("honesty", f"claims {match.group(0)!r} without {tool}"))
+    """Claims and promises of writes not backed by a successful tool call of the matching kind in
+    this turn (`reply_checks.action_claims`), and calendar claims without a confirmed feed."""
+    findings = [Finding("honesty", f"claims {words!r} without {tool}")
+                for tool, words in reply_checks.action_claims(text, tools_done)]
+    if "calendar" not in tools_done:
+        plain = text.replace("’", "'")
+        for match in _CALENDAR_CLAIM.finditer(plain):
+            if not _CALENDAR_NEGATED.search(plain[max(0, match.start() - 60):match.start()]):
+                findings.append(Finding("honesty", f"claims {match.group(0)!r} without calendar"))
+                break
     return findings
 
 

@@ -367,3 +367,121 @@ def trim_dangling(text: str) -> str:
             continue
         break
     return out
+
+
+# --- claims and promises of actions code did not take -------------------------------------------
+# The model decides no write: code schedules, moves, logs, and states it. A reply may still claim or
+# promise a write of its own, and it is then false unless code made that write in this turn. Seen on
+# the chat page: "honestly I skipped yesterday, I was tired" → "Let's try again tomorrow with a new
+# set of sessions scheduled for the next week." above code's "Logged: a skipped practice …" (code
+# scheduled nothing). The class, not the wording: first-person claims ("I've moved"), passive and
+# nominal states ("has been booked", "your sessions are now at …", "a new set of sessions scheduled
+# for", "a reminder set") and promises ("I'll schedule", "let me log", "let's get you booked in").
+# Each kind names the tool whose successful call this turn backs it; cancelling and reminders have
+# no tool, so such a claim is never backed. Not matched: offers and questions ("I can schedule it if
+# you want", "shall I move it?"), a promise that waits on the learner ("reply “option A” and I'll
+# schedule it", "if you'd like, I'll move it"), what the learner did ("you moved it to Friday",
+# "the session you had scheduled for Monday"), negations ("I haven't scheduled anything").
+ACTION_BACKING = {"schedule": "schedule_session", "log": "log_checkin", "cancel": "cancel_session",
+                  "reminder": "set_reminder"}
+
+_SESSION_NOUN = r"(?:sessions?|practices?|practice sessions?|lessons?|slots?|classes|class|runs?|swims?|workouts?)"
+_OBJECT = (r"(?:it|them|that|this|those|these|both(?: of them)?|one|(?:your|the|a|an|another|two|three|four|\d+|"
+           r"some|new|next|tomorrow's|today's|yesterday's|[a-z]+day's)(?: [\w'-]+){0,3}?)")
+_FIRST = r"\bi(?:'ve| have)?(?: just| now| already| also| gone ahead and| went ahead and)?"
+_WILL = r"\b(?:i(?:'ll| will|'m going to| am going to|'m gonna)|let me)(?: just| now| also| go ahead and)?"
+_SCHEDULE_PP = (r"(?:scheduled|booked|rescheduled|pencil(?:l)?ed(?: you)? in|blocked out|slotted(?: you)? in|"
+                r"locked in|lined up)")
+_WEAK_PP = r"(?:added|put|set up|created|planned|arranged|saved)"
+_MOVE = r"(?:mov|shift|push|bump)"
+_ACTION_PATTERNS: list[tuple[str, str, str]] = [
+    # (kind, form, pattern). form "claim": a state the reply says is true now; "promise": a write
+    # the reply says will happen. Promises in questions or waiting on the learner are offers.
+    ("schedule", "first", rf"{_FIRST} (?:{_SCHEDULE_PP}|{_WEAK_PP})\b"),
+    # "I've moved it to Friday", "I moved your session." — not "I moved to Lisbon" (a life, not a plan).
+    ("schedule", "first", rf"{_FIRST} (?:moved|shifted|pushed|bumped) {_OBJECT}(?: (?:to|back|forward|over|up|"
+                          r"later|earlier|until)\b|\s*(?:[.!,;]|$))"),
+    ("schedule", "claim", rf"\b(?:has|have|'s|'ve) been (?:{_SCHEDULE_PP}|added|set up|planned|arranged|"
+                          r"moved|shifted|pushed|bumped)\b"),
+    ("schedule", "claim", r"\b(?:is|are|'s|'re) now (?:scheduled|booked|set(?: up)?|moved|rescheduled|"
+                          r"confirmed|locked in|in (?:your|the) (?:plan|calendar|schedule|diary)|"
+                          r"on (?:your|the) (?:plan|calendar|schedule))\b"),
+    ("schedule", "claim", rf"\b(?:{_SESSION_NOUN}|it|they|that|everything)(?:'s|'re| is| are) now "
+                          r"(?:at|on|for|set for|booked for|scheduled for|moved to|in)\b"),
+    ("schedule", "claim", rf"\b(?:{_SESSION_NOUN}|it|they|that)(?:'s|'re| is| are) (?:{_MOVE}ed|rescheduled) "
+                          r"(?:to|for|back|forward|over)\b"),
+    ("schedule", "claim", r"\byou(?:'re| are)(?: now| all)? (?:booked|pencil(?:l)?ed) in\b|\byou(?:'re| are) now "
+                          r"(?:booked|scheduled)\b|\bi(?:'ve| have) got you (?:booked|scheduled|down)\b"),
+    ("schedule", "nominal", rf"\b(?:new|fresh|another|replacement|make-?up|rescheduled|extra)\b[\w ,'-]{{0,30}}?"
+                            rf"\b(?:{_SESSION_NOUN}|plan|schedule|times?)\b(?: is| are|'s|'re)?(?: now)? "
+                            rf"(?:{_SCHEDULE_PP}|set up|planned|in place|added|moved|locked in)\b"),
+    ("schedule", "nominal", rf"\bwith (?:your |the |a |two |three |\d+ )?(?:[\w-]+ ){{0,3}}?{_SESSION_NOUN} "
+                            r"(?:now )?(?:scheduled|booked|moved|rescheduled|set) (?:for|on|to|at)\b"),
+    ("schedule", "promise", rf"{_WILL} (?:schedule|book|reschedule|pencil|block out|slot|lock in|line up)\b"),
+    ("schedule", "promise", rf"{_WILL} (?:move|shift|push|bump) {_OBJECT} (?:to|back|forward|over|up|later|"
+                            r"earlier|until)\b"),
+    ("schedule", "promise", rf"{_WILL} (?:add|put|set up|create|plan|arrange|get you)(?: you)? (?:[\w'-]+ ){{0,4}}?"
+                            rf"(?:{_SESSION_NOUN}|plan|schedule|calendar|diary|booked|scheduled)\b"),
+    ("schedule", "promise", rf"\blet's (?:get (?:you|it|that|this|them|those|these|your [\w' -]{{1,25}}?|"
+                            rf"the [\w' -]{{1,25}}?) (?:booked|scheduled|rescheduled|moved|set up|locked in|"
+                            r"pencil(?:l)?ed in|on (?:the|your) (?:calendar|schedule)|in (?:the|your) "
+                            rf"(?:calendar|diary|plan))|(?:schedule|book|reschedule) {_OBJECT}"
+                            rf"|(?:move|shift|push) {_OBJECT} (?:to|back|forward|over|until))\b"),
+    ("schedule", "promise", r"\b(?:will|'ll) be (?:scheduled|booked|rescheduled|moved|added to your plan)\b"),
+    ("log", "first", r"\bi(?:'ve| have)?(?: just| now| already| also)? (?:logged|recorded|noted down|marked|saved|"
+                     r"updated)\b"),
+    # The thing logged is named: "nothing is logged", "failures are logged" are not claims.
+    # "that is recorded" is as often a relative clause: a pronoun counts in its contracted form.
+    ("log", "claim", r"(?:\b(?:it|that|this|they)(?:'s|'re|'s been| has been| have been)|\b(?:your|the|today's|"
+                     r"yesterday's|[a-z]+day's) (?:[\w'-]+ )?(?:skip|session|practice|check-?in|run|swim|workout|"
+                     r"lesson|progress|streak)(?:'s| is| are| has been| have been|'s been))(?: now)? (?:logged|"
+                     r"recorded|noted(?: down)?|marked (?:as|down)|saved|tracked)\b"),
+    ("log", "promise", rf"{_WILL} (?:log|record|mark|note (?:it|that|this) down|make a note|save|update|track)\b"),
+    ("cancel", "first", r"\bi(?:'ve| have)?(?: just| now| already| also)? (?:cancel(?:l)?ed|called off|"
+                        r"(?:removed|deleted|cleared|dropped) (?:it|that|them|this|those|your|the|both))\b"),
+    ("cancel", "claim", r"\b(?:has|have|'s|'ve) been (?:cancel(?:l)?ed|called off|removed|deleted|cleared)\b"
+                        r"|\b(?:is|are|'s|'re) now (?:cancel(?:l)?ed|off)\b"),
+    ("cancel", "promise", rf"{_WILL} (?:cancel|call off|(?:remove|delete|clear|drop) (?:it|that|them|this|those|"
+                          r"your|the|both))\b"),
+    ("reminder", "first", r"\bi(?:'ve| have)?(?: just| now| already| also)? (?:set|created|scheduled|added|"
+                          r"set up) (?:up )?(?:a |an |you a |the |your |some )?(?:\w+ )?reminders?\b"),
+    ("reminder", "nominal", r"\breminders?(?:(?:'s| is| are)(?: now| all)?| (?:has|have) been)? set\b"
+                            r"|\breminders?(?:'s| is| are| has been| have been)(?: now| all)? (?:scheduled|created|"
+                            r"in place|ready|on)\b"),
+    ("reminder", "promise", r"\bi(?:'ll| will|'m going to| am going to)(?: also)? (?:remind you(?! (?:that|of|why|"
+                            r"how|what))|send you (?:a )?reminders?|set (?:up )?(?:a |you a )?reminders?|"
+                            r"ping you|nudge you|text you|message you)\b"),
+]
+_ACTIONS = [(kind, form, re.compile("(?i)" + pattern)) for kind, form, pattern in _ACTION_PATTERNS]
+# A promise that waits on the learner is an offer: "if you'd like, I'll move it", "reply “option A”
+# and I'll schedule it" (code's own planner line), "once you pick a time".
+_CONDITIONAL = re.compile(
+    r"(?i)\b(?:if|once|when|whenever|after|as soon as) (?:you|that)\b"
+    r"|\b(?:reply|say|pick|choose|tell me|confirm|let me know)\b[^.!?]*\band (?:i'll|i will)\b")
+# A state described in the past is the learner's history, not this turn's write ("you had a new
+# session scheduled for Monday").
+_PAST_FRAME = re.compile(r"(?i)\b(?:you had|you'd had|there (?:was|were)|was|were|last (?:week|time))\b")
+
+
+def action_claims(text: str, done: Iterable[str] = ()) -> list[tuple[str, str]]:
+    """The claims and promises of writes in `text` that no tool of `done` (the action tools code ran
+    successfully this turn) backs: [(tool, matched words)], at most one per kind. Judged sentence by
+    sentence: a question or a promise waiting on the learner is an offer, a passive or nominal state
+    set in the past is history; a first-person claim ("I've scheduled") is a claim wherever it stands."""
+    done = set(done)
+    found: dict[str, str] = {}
+    for sentence in split_sentences((text or "").replace("’", "'")):
+        question = sentence.rstrip().endswith("?")
+        for kind, form, pattern in _ACTIONS:
+            tool = ACTION_BACKING[kind]
+            if tool in done or kind in found:
+                continue
+            match = pattern.search(sentence)
+            if not match:
+                continue
+            if form == "promise" and (question or _CONDITIONAL.search(sentence)):
+                continue
+            if form in ("claim", "nominal") and (question or _PAST_FRAME.search(sentence[:match.start()])):
+                continue
+            found[kind] = match.group(0)
+    return [(ACTION_BACKING[kind], said) for kind, said in found.items()]

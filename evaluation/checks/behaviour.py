@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from coaching import reply_checks
 from evaluation.checks.base import CheckContext, CheckResult, strip_templates
 
 # --- advice before onboarding completes -----------------------------------------------------
@@ -51,12 +52,18 @@ _ACTION_CLAIMS: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = [
 
 def check_unperformed_action(text: str, ctx: CheckContext) -> CheckResult:
     """A claim that something was done ("I've added it to your calendar") with no tool call in the
-    turn that could have done it: a coach claiming calendar entries it never made."""
+    turn that could have done it: a coach claiming calendar entries it never made. Also the
+    coaching guard's shared check (`reply_checks.action_claims`): claims and promises of a write —
+    scheduling, moving, logging, cancelling, a reminder — that no action tool of the turn backs
+    ("Let's try again tomorrow with a new set of sessions scheduled for the next week."), read on
+    the model's words only (code's own "Logged: …" / "… and I'll schedule it." are left out)."""
     tools = [t.lower() for t in ctx.tool_calls]
     unbacked = []
     for name, pattern, fragments in _ACTION_CLAIMS:
         if pattern.search(text) and not any(f in t for t in tools for f in fragments):
             unbacked.append(name)
+    for tool, said in reply_checks.action_claims(strip_templates(text, ctx), tools):
+        unbacked.append(f"{said!r} without {tool}")
     return CheckResult(flag=bool(unbacked), value=float(len(unbacked)), detail=", ".join(unbacked))
 
 
