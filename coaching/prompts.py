@@ -4,7 +4,7 @@ runs can tell prompt versions apart."""
 
 from __future__ import annotations
 
-PROMPT_VERSION = "2026-12-01.10"
+PROMPT_VERSION = "2026-12-02.1"
 
 # The 0.5B model copies the prompt's own wording. A prompt that says "the learner" gets
 # replies about "the learner"; a prompt with an "ACTIONS line" gets "ACTIONS done this turn" back.
@@ -100,7 +100,7 @@ _REGENERATE_HINTS = {
     "refusal": "Their message is an ordinary coaching message: answer it helpfully.",
     "loop": "Say something new, not an earlier reply.",
     "leak": "Write only the chat message itself, no labels, headings or notes.",
-    "honesty": "Do not claim any action that was not done.",
+    "honesty": "Do not claim or promise anything the app did not do: no scheduling, moving, logging or reminders.",
     "drift": "Stay on their own goal.",
     "example_copy": "Mention only what they told you.",
     "coach_as_learner": "You are their coach: never speak as if you were them.",
