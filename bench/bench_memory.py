@@ -18,6 +18,7 @@ import os
 import statistics
 import time
 import uuid
+from collections import defaultdict
 from datetime import timedelta
 
 import numpy as np
@@ -290,7 +291,7 @@ def bench_learner_scale(rows: list[dict], size: int, queries: int = 100) -> None
     from django.db import connection
     from django.utils import timezone
 
-    from memory import conf
+    from memory import conf, selectors
     from memory.selectors import hybrid_statement, search_memory
 
     if settings.DB_VENDOR != "postgresql":
@@ -311,30 +312,40 @@ def bench_learner_scale(rows: list[dict], size: int, queries: int = 100) -> None
             cur.execute("ANALYZE memory_fact")
             cur.execute("SHOW shared_buffers")
             buffers = cur.fetchone()[0]
-        # Two sets of learners, so that each set's first searches are the first reads of its rows.
-        picked = [int(x) for x in rng.choice(learner_ids, size=min(2 * queries, n_learners), replace=False)]
-        sets = {"db": picked[: len(picked) // 2], "search": picked[len(picked) // 2:]}
-        qvecs = _clustered_vectors(rng, len(sets["db"]), centers)
+        # Each arm searches learners of its own, so that an arm's first searches are the first reads
+        # of those learners' rows. "before": the statement without the learner's rows taken first
+        # (selectors.LEARNER_ROWS_FIRST off), as it ran until this bench found the GIN detour.
+        arms = (("before", False), ("now", True))
+        picked = [int(x) for x in rng.choice(learner_ids, size=min(4 * queries, n_learners), replace=False)]
+        share = len(picked) // 4
+        qvecs = _clustered_vectors(rng, share, centers)
         qtexts = [" ".join(vocab[k] for k in rng.integers(0, len(vocab), size=3)) for _ in qvecs]
-        timed: dict[str, list[float]] = {"db first": [], "db again": [], "search first": [], "search again": []}
-        for attempt in ("first", "again"):
-            for lid, q, text in zip(sets["db"], qvecs, qtexts, strict=False):
-                sql, params = hybrid_statement(learner_id=lid, query=text, qvec=q.tolist(), k=40, limit=10,
-                                               now=timezone.now())
-                with connection.cursor() as cur:
-                    cur.execute("EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) " + sql, params)
-                    plan = cur.fetchone()[0]
-                plan = (json.loads(plan) if isinstance(plan, str) else plan)[0]
-                timed[f"db {attempt}"].append(plan["Planning Time"] + plan["Execution Time"])
-            for lid, q, text in zip(sets["search"], qvecs, qtexts, strict=False):
-                t = time.perf_counter()
-                search_memory(learner_id=lid, query=text, limit=10, touch=False, query_embedding=q.tolist())
-                timed[f"search {attempt}"].append((time.perf_counter() - t) * 1000)
+        timed: dict[str, list[float]] = defaultdict(list)
+        for a, (arm, rows_first) in enumerate(arms):
+            db_set = picked[2 * a * share:(2 * a + 1) * share]
+            search_set = picked[(2 * a + 1) * share:(2 * a + 2) * share]
+            selectors.LEARNER_ROWS_FIRST = rows_first
+            try:
+                for attempt in ("first", "again"):
+                    for lid, q, text in zip(db_set, qvecs, qtexts, strict=True):
+                        sql, params = hybrid_statement(learner_id=lid, query=text, qvec=q.tolist(), k=40, limit=10,
+                                                       now=timezone.now())
+                        with connection.cursor() as cur:
+                            cur.execute("EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) " + sql, params)
+                            plan = cur.fetchone()[0]
+                        plan = (json.loads(plan) if isinstance(plan, str) else plan)[0]
+                        timed[f"{arm} db {attempt}"].append(plan["Planning Time"] + plan["Execution Time"])
+                    for lid, q, text in zip(search_set, qvecs, qtexts, strict=True):
+                        t = time.perf_counter()
+                        search_memory(learner_id=lid, query=text, limit=10, touch=False, query_embedding=q.tolist())
+                        timed[f"{arm} search {attempt}"].append((time.perf_counter() - t) * 1000)
+            finally:
+                selectors.LEARNER_ROWS_FIRST = True
         tag = f"{size:,} facts, {n_learners} learners of ~{size // n_learners} facts, shared_buffers {buffers}"
         rows.append({"bench": "memory.learner", "metric": f"load {size}", "value": load_s, "unit": "s",
                      "note": f"COPY, {tag}"})
         for name, values in timed.items():
-            what = ("in the database (EXPLAIN ANALYZE: planning + execution)" if name.startswith("db")
+            what = ("in the database (EXPLAIN ANALYZE: planning + execution)" if " db " in name
                     else "whole search in-process, query vector given")
             rows.append({"bench": "memory.learner", "metric": f"per-learner {name} p50 {size}",
                          "value": statistics.median(values), "unit": "ms", "note": f"{what}; {tag}"})

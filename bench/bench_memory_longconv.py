@@ -43,9 +43,12 @@ KS = (1, 5, 10)
 # (BENCH_LONGCONV_WEIGHTS, comma-separated, e.g. "0.7,0.8,0.9,1.0"): the weight sweep behind the
 # default (README "Fusion weights").
 # "hybrid-hopfull" runs the second hop as the full hybrid statement it was before it became a
-# text-only statement (selectors.SECOND_HOP_TEXT_ONLY).
+# text-only statement (selectors.SECOND_HOP_TEXT_ONLY); "hybrid-nolf" the statement without the
+# learner's rows taken first (selectors.LEARNER_ROWS_FIRST).
+_FLAGS = ("SPEAKER_AWARE", "SECOND_HOP_TEXT_ONLY", "LEARNER_ROWS_FIRST")  # selectors' module switches
 VARIANTS: dict[str, dict] = {"hybrid-nospeaker": {"SPEAKER_AWARE": False}, "hybrid-nohop": {
-    "BLOOM_MEMORY_SEARCH_SECOND_HOP": False}, "hybrid-hopfull": {"SECOND_HOP_TEXT_ONLY": False}, "hybrid": {}}
+    "BLOOM_MEMORY_SEARCH_SECOND_HOP": False}, "hybrid-hopfull": {"SECOND_HOP_TEXT_ONLY": False},
+    "hybrid-nolf": {"LEARNER_ROWS_FIRST": False}, "hybrid": {}}
 VARIANTS.update({f"hybrid-w{w}": {"W_VECTOR": float(w)}
                  for w in os.environ.get("BENCH_LONGCONV_WEIGHTS", "0.7").split(",") if w.strip()})
 EXTRAS = True  # send occurred_at and external_id with each turn (fields added with the batch endpoint)
@@ -186,8 +189,8 @@ def evaluate(*, quick: bool = False) -> dict:
                          "dense-topics": [turn_ids[i] for i in topical[:10]]}
                 for system, overrides in VARIANTS.items():
                     aware = overrides.get("SPEAKER_AWARE", True)
-                    selectors.SPEAKER_AWARE = aware
-                    selectors.SECOND_HOP_TEXT_ONLY = overrides.get("SECOND_HOP_TEXT_ONLY", True)
+                    for flag in _FLAGS:
+                        setattr(selectors, flag, overrides.get(flag, True))
                     who = speakers.named_speakers(learner_id=learner.pk, query=q["question"]) if aware else []
                     embed_query(speakers.embedding_text(q["question"], who))  # the vector it uses, cached now
                     w = (conf.SEARCH_W_VECTOR, conf.SEARCH_W_TEXT)
@@ -197,8 +200,8 @@ def evaluate(*, quick: bool = False) -> dict:
                         t0 = time.perf_counter()
                         hits = search_memory(learner_id=learner.pk, query=q["question"], limit=10, touch=False)
                         out["lat"][f"{system}_vec"].append(time.perf_counter() - t0)
-                    selectors.SPEAKER_AWARE = True
-                    selectors.SECOND_HOP_TEXT_ONLY = True
+                    for flag in _FLAGS:
+                        setattr(selectors, flag, True)
                     conf.SEARCH_W_VECTOR, conf.SEARCH_W_TEXT = w
                     found[system] = [fact_turns.get(h["fact_id"], set()) for h in hits]
                 for system, ranked in found.items():

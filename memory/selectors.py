@@ -88,6 +88,9 @@ SPEAKER_AWARE = True
 # The second hop's statement without the vector side; off only to measure it against the full
 # hybrid statement it replaced (bench/bench_memory_longconv.py, variant "hybrid-hopfull").
 SECOND_HOP_TEXT_ONLY = True
+# Per learner, the learner's rows taken once for both sides (_LEARNER_ROWS_CTE); off only to
+# measure the statement without it (bench/bench_memory.py, per-learner scale).
+LEARNER_ROWS_FIRST = True
 
 
 def embed_query(query: str) -> list[float]:
@@ -192,9 +195,9 @@ def _hit(row: dict[str, Any], *, vector: float, text: float, decay: float, score
 # side reads the stored `content_tsv` (to_tsvector('english', content), migration 0009): computed
 # per row at query time it was most of the statement's time at ~1,000 facts per learner.
 _HYBRID_SQL = """
-WITH q AS MATERIALIZED (SELECT %(vec)s::vector AS v, {tsq} AS tq),{vec_cte}
+WITH q AS MATERIALIZED (SELECT %(vec)s::vector AS v, {tsq} AS tq),{rows_cte}{vec_cte}
 txt AS (
-    SELECT f.id, ts_rank_cd(f.content_tsv, q.tq) AS r FROM memory_fact f, q
+    SELECT f.id, ts_rank_cd(f.content_tsv, q.tq) AS r FROM {rows} f, q
     WHERE {where} AND f.content_tsv @@ q.tq
     ORDER BY r DESC LIMIT %(k)s
 ),
@@ -218,9 +221,18 @@ ORDER BY score DESC, id DESC LIMIT %(limit)s
 # name, so only text matches can be kept: the exact scan of the learner's vectors was wasted there).
 _VEC_CTE = """
 vec AS (
-    SELECT f.id FROM memory_fact f, q
+    SELECT f.id FROM {rows} f, q
     WHERE {where} AND f.embedding IS NOT NULL
     ORDER BY {order} LIMIT %(k)s
+),"""
+# Per learner, both sides read the learner's rows, taken once (found through the learner index):
+# left to itself, the planner answered the text side with the full-text GIN index over every
+# learner's facts, ANDed with the learner's rows afterwards, so its cost grew with the whole table
+# (at 1M facts: 20 ms of a 50 ms statement walking ~9,000 postings of other learners for a learner
+# with 6 matches; memory/README.md, "Per-learner search at 1M facts").
+_LEARNER_ROWS_CTE = """
+lf AS MATERIALIZED (
+    SELECT f.id, f.embedding, f.content_tsv FROM memory_fact f WHERE {where}
 ),"""
 
 
@@ -255,9 +267,12 @@ def hybrid_statement(*, learner_id: int | None, query: str, qvec: list[float], k
     # globally it must be a constant in ORDER BY for the HNSW index to serve it.
     where = ("f.learner_id = %(learner)s" if learner_id is not None else "TRUE") + current
     order = "f.embedding <=> q.v" if learner_id is not None else "f.embedding <=> %(vec)s::vector"
-    vec_cte = "" if text_only else _VEC_CTE.format(where=where, order=order)
+    rows_cte, rows = "", "memory_fact"
+    if learner_id is not None and LEARNER_ROWS_FIRST:
+        rows_cte, rows, where = _LEARNER_ROWS_CTE.format(where=where), "lf", "TRUE"
+    vec_cte = "" if text_only else _VEC_CTE.format(rows=rows, where=where, order=order)
     cand = "SELECT id FROM txt" if text_only else "SELECT id FROM vec UNION SELECT id FROM txt"
-    sql = _HYBRID_SQL.format(tsq=tsq, vec_cte=vec_cte, where=where, cand=cand)
+    sql = _HYBRID_SQL.format(tsq=tsq, rows_cte=rows_cte, vec_cte=vec_cte, rows=rows, where=where, cand=cand)
     return (_PUBLIC_REFS_SQL.format(inner=sql) if public_refs else sql), params
 
 
