@@ -1,10 +1,8 @@
 """Model instances from the rows of a hand-written statement, for look-ups on every request.
 
-The ORM builds and compiles a statement each time a queryset runs. For the Bearer token look-up
-and the learner look-up that every learner API request makes, that was about as much of the web
-worker's CPU as the rest of the look-up (cProfile of the learner search, memory/README.md "The
-HTTP path, seventh round"), for statements that never change. Those look-ups write their SQL
-once; this turns its rows into the instances the ORM would have returned: the backend's and the
+The ORM builds and compiles a statement each time a queryset runs. The Bearer token look-up and
+the learner look-up run on every learner API request, with statements that never change: they write
+them once, and this turns their rows into the instances the ORM would have returned: the backend's and the
 fields' converters applied as `SQLCompiler.apply_converters` applies them (SQLite hands datetimes
 and UUIDs over as text), and fields not selected deferred, as with `.only()`.
 """

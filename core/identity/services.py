@@ -25,9 +25,9 @@ def api_token_create(*, client: ApiClient, name: str = "") -> tuple[ApiToken, st
     return token, raw
 
 
-# Every API request runs this look-up; its statement is written once (core.rows: compiling the
-# ORM's select_related query each time cost about half of the look-up's CPU). Nothing is cached:
-# a revoked token or a deactivated client is refused by the next request.
+# Every API request runs this look-up; its statement is written once rather than compiled by the ORM
+# per request (core.rows; memory/README.md "The HTTP path, seventh round"). Nothing is cached: a
+# revoked token or a deactivated client is refused by the next request.
 _TOKEN_FIELDS = ("id", "client_id", "public_id", "name", "prefix", "key_hash", "created_at", "last_used_at",
                  "revoked_at")
 _CLIENT_FIELDS = ("id", "name", "owner_id", "is_active", "created_at")  # a field left out would be deferred

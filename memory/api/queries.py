@@ -25,9 +25,9 @@ from memory.models import Fact
 FILTER_OVERFETCH = 5
 
 
-# Every learner route looks its learner up first; the statement is written once (core.rows: the
-# ORM compiled it per request, ~a third of the look-up's CPU). Not cached: a learner erased a
-# moment ago is a 404 at once.
+# Every learner route looks its learner up first; the statement is written once rather than
+# compiled by the ORM per request (core.rows). Not cached: a learner erased a moment ago, or
+# another client's, is a 404 at once.
 _LEARNER_FIELDS = ("id", "research_id", "client_id")
 _LEARNER_SQL = "SELECT id, research_id, client_id FROM coaching_learner WHERE research_id = %s"
 
