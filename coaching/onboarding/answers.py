@@ -93,10 +93,19 @@ _GENERIC = frozenset({
 # Hedges in front of the answer are not part of the goal: "I'm not sure yet, maybe guitar" is the
 # goal "guitar" (stored whole, the hedge became the learner's goal in the profile and the summary).
 _LEAD_FILLER = re.compile(r"(?i)^\s*(?:(?:i guess|i think|well|so|um+|uh+|hmm+|idk|maybe|probably|perhaps|honestly|"
-                          r"ok(?:ay)?|yeah|yes|like|basically|actually|i suppose|dunno|no idea|"
+                          r"ok(?:ay)?|yeah|yes|like|basically|actually|i suppose|dunno|no idea|really|tbh|"
+                          r"kind of|kinda|sort of|something (?:with|in|around|about|like|to do with)(?: the)?|"
                           r"i(?:'m| am|m) not (?:really |quite |totally |entirely )?sure(?: yet| really)?|"
                           r"not (?:really |quite )?sure(?: yet| really)?|i don'?t (?:really )?know(?: yet)?)"
                           r"\b[\s,.!-]*)+")
+# ... and so are hedges behind it: "guitar maybe" is the goal "guitar".
+_TRAIL_FILLER = re.compile(r"(?i)(?:[\s,]+(?:maybe|perhaps|probably|i guess|i think|i suppose|or something|or so|"
+                           r"tbh|idk|kinda|or whatever))+\s*$")
+# A message that doubts itself: with nothing more than an area in it, it names where the goal
+# lies, not the goal.
+_HEDGED = re.compile(r"(?i)\b(?:dunno|idk|not (?:really |quite |totally )?sure|no idea|maybe|perhaps|probably|"
+                     r"i guess|i suppose|something (?:with|in|around|about|like|to do with)|kind of|kinda|sort of|"
+                     r"or something|whatever)\b")
 CORRECTION = re.compile(r"(?i)^\s*(?:(?:actually|wait|sorry|oops|correction|no|nope|hmm|scratch that|"
                          r"on second thought|let me change|change of plan)\b[\s,:!.-]*)+")
 
@@ -108,7 +117,31 @@ def _clean_goal(phrase: str) -> str:
     # The change of mind is not part of the goal: "actually I want to learn Spanish instead" was
     # stored as "learn Spanish instead".
     phrase = re.sub(r"(?i)[\s,]+(?:instead|rather|after all)\s*$", "", phrase.strip(" ,.-—–!?"))
+    phrase = _TRAIL_FILLER.sub("", phrase.strip(" ,.-—–!?"))
     return re.sub(r"\s+", " ", phrase).strip(" ,.-—–!?")[:300]
+
+
+def area_only(goal: str) -> str | None:
+    """The area a would-be goal names when it names nothing more: "music", "sports", "something
+    with languages" say where the goal lies, not what the learner wants to do there. A trial stored
+    "dunno really, something with music maybe" as the goal "really, something with music maybe"."""
+    content = [w for w in re.findall(r"[a-z/]+", goal.lower()) if w not in _GENERIC]
+    if content and all(w in CATEGORY_NAMES and w not in _NOT_AN_AREA for w in content):
+        return CATEGORY_NAMES[content[0]]
+    return None
+
+
+def stored_area_not_goal(goal: str, said: str = "") -> bool:
+    """True when `goal`, read from `said`, is an area and not a goal: an area alone with no learning
+    verb ("music"), or an area in a message that doubts itself ("something with art, I guess").
+    The gate's rule (extract_goal, goal_correction) and the evaluation's check on stored goals."""
+    said = said or goal
+    return area_only(goal) is not None and bool(_HEDGED.search(said) or not _GOAL_VERB.search(goal))
+
+
+# Category words that also make a goal of their own ("work on my exam", "study") are left to the
+# other rules; "other" and "something else" are answers to the area question, never a goal.
+_NOT_AN_AREA = frozenset({"work", "study", "exam"})
 
 
 def _substantive(goal: str) -> bool:
@@ -119,7 +152,9 @@ def _substantive(goal: str) -> bool:
 def extract_goal(text: str) -> tuple[str | None, str]:
     """(goal, "") or (None, why not). Reads a goal from a message that may open with a greeting or
     small talk. A message without a learning verb or intent phrase is still a goal when it is a
-    short phrase naming something ("pottery", "public speaking") or maps to a category."""
+    short phrase naming something ("pottery", "public speaking") or maps to a category. An area
+    alone ("music", "something with music maybe", "learn music, I guess") is not a goal: why is
+    "area_only:<category>", and the gate asks what the learner wants to do there."""
     body = strip_greeting(text)
     kind = non_answer_kind(body) if body else "greeting"
     if kind in ("greeting", "filler", "refusal"):
@@ -127,11 +162,15 @@ def extract_goal(text: str) -> tuple[str | None, str]:
     sentences = [s for s in re.split(r"(?<=[.!?])\s+|\n+", body) if s.strip()]
     vague = False
     judged: set[str] = set()
+    areas: list[str] = []
     for sentence in sentences:
         match = _GOAL_INTENT.search(sentence)
         if match:
             judged.add(sentence)
             goal = _clean_goal(match.group(1))
+            if goal and _HEDGED.search(sentence) and (area := area_only(goal)):
+                areas.append(area)  # "I want to do something with music, I guess"
+                continue
             if goal and _substantive(goal) and not non_answer_kind(goal):
                 return goal, ""
             vague = True
@@ -141,10 +180,15 @@ def extract_goal(text: str) -> tuple[str | None, str]:
         cleaned = _clean_goal(sentence)
         if not cleaned or not _substantive(cleaned):
             continue
+        if stored_area_not_goal(cleaned, sentence):
+            areas.append(area_only(cleaned))
+            continue
         if _GOAL_VERB.search(cleaned) or map_category(cleaned):
             if is_bare_question(sentence) and not map_category(cleaned):
                 continue
             return cleaned, ""
+    if areas:
+        return None, f"area_only:{areas[0]}"
     if len(sentences) == 1 and not vague and kind is None:
         cleaned = _clean_goal(body)
         if (cleaned and len(cleaned.split()) <= 6 and _substantive(cleaned) and not is_bare_question(body)
@@ -174,7 +218,7 @@ def goal_correction(text: str) -> str | None:
     if match is None:
         return None
     goal = _clean_goal(match.group(1))
-    if not goal or not _substantive(goal) or non_answer_kind(goal):
+    if not goal or not _substantive(goal) or non_answer_kind(goal) or stored_area_not_goal(goal, body):
         return None
     # "sorry, I meant mornings" / "I meant 5 hours" corrects another answer, not the goal; so does
     # "I'd rather practise after work" (when to practise the goal the learner has: time_correction).

@@ -58,8 +58,8 @@ class StepOutcome:
     step: str  # the step that was answered (or attempted)
     next_step: str
     updates: dict = field(default_factory=dict)  # profile fields to save
-    error: str = ""  # why it did not advance (kind of non-answer or parse failure)
-    kind: str = ""  # greeting | filler | question | refusal | off_topic | vague_goal | unmatched
+    error: str = ""  # why it did not advance (kind of non-answer or parse failure; area_only: the area)
+    kind: str = ""  # greeting | filler | question | refusal | off_topic | vague_goal | area_only | unmatched
     notes: list[str] = field(default_factory=list)  # code-rendered sentences said to the learner
     corrected: list[str] = field(default_factory=list)  # earlier fields this answer changed
 
@@ -180,7 +180,8 @@ def advance(answers: OnboardingAnswers, text: str, *, rejected_in_row: int = 0) 
         if goal is None:
             if why == "no_goal" and strip_greeting(text) != text.strip():
                 why = "greeting"
-            return _reject(step, why)
+            kind, _, area = why.partition(":")  # "area_only:music": the area is said back
+            return _reject(step, kind, area)
         updates = {"primary_goal": goal}
         category = map_category(goal)
         if category:

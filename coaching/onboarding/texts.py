@@ -64,6 +64,18 @@ LEAD_INS = {
     "about": "I'm Bloom: I help you pick a learning goal, plan sessions that fit your week and check in on them. ",
     "vague_goal": "Let's make that a bit more concrete. ",
 }
+# An area named instead of a goal ("something with music maybe"): said back, with two goals of
+# that area as examples of what the goal question wants.
+AREA_ONLY = "{area} is a good place to start. What's one thing you'd like to do in it — for example “{a}” or “{b}”?"
+AREA_EXAMPLES = {
+    GoalCategory.LANGUAGE: ("learn Spanish for a trip", "pass my French B1 exam"),
+    GoalCategory.PROGRAMMING: ("learn Python", "build my first website"),
+    GoalCategory.CAREER: ("get better at public speaking", "prepare for job interviews"),
+    GoalCategory.ACADEMIC: ("pass my calculus exam", "write better essays"),
+    GoalCategory.MUSIC: ("learn to play the piano", "sing in a choir"),
+    GoalCategory.ART: ("learn to draw portraits", "try watercolour painting"),
+    GoalCategory.SPORT: ("run a 5k", "swim twice a week"),
+}
 NOTES = {
     "category_other": ("I'll file “{goal}” under “other” for now — say “actually, it's music” (or another area) "
                        "any time to change it."),
@@ -89,6 +101,11 @@ def question_for(step: str, *, rejected_in_row: int = -1, last_reply: str = "") 
 def reprompt(outcome: StepOutcome, rejected_in_row: int, last_reply: str = "") -> str:
     """The templated text for a rejected answer: a lead-in naming what the message was, then the
     step's question in a phrasing the previous reply did not use."""
+    if outcome.kind == "area_only" and outcome.error in AREA_EXAMPLES:
+        area = dict(GoalCategory.choices)[outcome.error].split(" / ")[0]
+        text = AREA_ONLY.format(area=area, a=AREA_EXAMPLES[outcome.error][0], b=AREA_EXAMPLES[outcome.error][1])
+        if text not in last_reply:
+            return text
     return LEAD_INS.get(outcome.kind, "") + question_for(outcome.step, rejected_in_row=rejected_in_row,
                                                          last_reply=last_reply)
 

@@ -5,7 +5,7 @@ from decimal import Decimal
 
 import pytest
 
-from coaching.models import OnboardingStep
+from coaching.models import GoalCategory, OnboardingStep
 from coaching.onboarding import (
     CLARIFY,
     CLARIFY_ALT,
@@ -22,6 +22,7 @@ from coaching.onboarding import (
     question_for,
     reprompt,
 )
+from coaching.onboarding.answers import goal_correction
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -350,3 +351,51 @@ def test_a_change_of_mind_is_not_part_of_the_new_goal(text, goal):
     from coaching.onboarding.answers import goal_correction
 
     assert goal_correction(text) == goal
+
+
+@pytest.mark.parametrize("text,area", [
+    ("dunno really, something with music maybe", "music"),  # seen in a trial: stored as the goal
+    ("music", "music"), ("sports I guess", "sport"), ("languages", "language"),
+    ("I want to do something with music", "music"), ("hmm, something with coding maybe", "programming"),
+])
+def test_an_area_is_not_a_goal_and_is_said_back(text, area):
+    out = advance(OnboardingAnswers(), text)
+    assert not out.accepted and out.updates == {} and (out.kind, out.error) == ("area_only", area)
+    said = reprompt(out, 0)
+    assert said.startswith(dict(GoalCategory.choices)[area].split(" / ")[0]) and "for example" in said
+    # The same text is never sent twice in a row: a second area-only answer gets the plain question.
+    assert reprompt(out, 1, last_reply=said) != said
+
+
+@pytest.mark.parametrize("text,goal", [
+    ("I want to learn music", "learn music"), ("I want to improve my fitness", "improve my fitness"),
+    ("guitar maybe", "guitar"), ("something with the guitar maybe", "guitar"), ("maybe guitar", "guitar"),
+    ("piano I guess", "piano"), ("learn a language", "learn a language"),
+])
+def test_a_goal_in_an_area_is_still_a_goal_without_its_hedges(text, goal):
+    assert extract_goal(text) == (goal, "")
+
+
+def test_the_trial_sequence_stores_the_goal_the_learner_gave():
+    """Through the API: "hey there", "dunno really, something with music maybe", "I want to learn to
+    play the piano" stored "really, something with music maybe" and then corrected it."""
+    a = OnboardingAnswers()
+    for text in ("hey there", "dunno really, something with music maybe"):
+        out = advance(a, text)
+        assert not out.accepted and out.updates == {}
+    out = advance(a, "I want to learn to play the piano")
+    assert out.accepted and out.updates["primary_goal"] == "learn to play the piano"
+    assert out.updates["goal_category"] == "music"
+
+
+def test_a_hedged_area_does_not_correct_a_goal():
+    assert goal_correction("actually I want to do something with art") is None
+    assert goal_correction("actually I want to learn Italian") == "learn Italian"
+
+
+def test_the_output_check_flags_an_area_stored_as_the_goal():
+    from coaching.reply_checks import goal_is_greeting
+
+    assert goal_is_greeting("really, something with music maybe")
+    assert goal_is_greeting("music")
+    assert goal_is_greeting("learn music") is None and goal_is_greeting("learn to play the piano") is None
