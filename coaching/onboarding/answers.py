@@ -156,7 +156,9 @@ def extract_goal(text: str) -> tuple[str | None, str]:
     alone ("music", "something with music maybe", "learn music, I guess") is not a goal: why is
     "area_only:<category>", and the gate asks what the learner wants to do there."""
     body = strip_greeting(text)
-    kind = non_answer_kind(body) if body else "greeting"
+    # "hey there" is a greeting as a whole; stripped of "hey", its "there" read as filler and the
+    # learner's hello got no hello back (seen in a trial).
+    kind = "greeting" if not body or is_greeting(text) else non_answer_kind(body)
     if kind in ("greeting", "filler", "refusal"):
         return None, kind
     sentences = [s for s in re.split(r"(?<=[.!?])\s+|\n+", body) if s.strip()]

@@ -131,7 +131,7 @@ def test_greetings_and_filler_never_stored_at_any_step(step, text):
 
 
 @pytest.mark.parametrize("text,kind", [
-    ("hi", "greeting"), ("hello!", "greeting"),
+    ("hi", "greeting"), ("hello!", "greeting"), ("hey there", "greeting"), ("hi bloom!", "greeting"),
     ("hi! a friend told me about this. not totally sure how it works", "about"),
     ("what is this?", "about"), ("what should I do first?", "question"), ("I'd rather not say", "refusal"),
     ("what's the weather like today?", "off_topic"), ("tell me a joke", "off_topic"),
