@@ -96,6 +96,12 @@ def validate_model_facts(parsed: Any, *, source: str | None = None) -> tuple[lis
         except ApplicationError:
             dropped += 1
             continue
+        if source is not None:
+            content = ungendered(fact.content, source)
+            if content is None:
+                dropped += 1
+                continue
+            fact = CleanFact(fact_type=fact.fact_type, content=content, confidence=fact.confidence)
         h = content_hash(fact.content)
         if h in seen or (source is not None and not grounded(fact.content, source)):
             dropped += 1
@@ -106,6 +112,29 @@ def validate_model_facts(parsed: Any, *, source: str | None = None) -> tuple[lis
         dropped += len(kept) - conf.MAX_FACTS_PER_MESSAGE
         kept = kept[: conf.MAX_FACTS_PER_MESSAGE]
     return kept, dropped
+
+
+# A learner's gender is theirs to say: the extractor wrote "The learner is planning his week." from
+# "let's plan my week" (seen in a trial). Where the learner's message has no gendered pronoun, the
+# fact's possessive and object pronouns become "their"/"them"; a gendered subject ("he is") cannot
+# be mended without grammar, so that fact is dropped.
+_GENDERED = re.compile(r"(?i)\b(?:he|him|his|himself|she|her|hers|herself)\b")
+_GENDERED_SUBJECT = re.compile(r"(?i)\b(?:he|she)\b")
+_UNGENDER = ((re.compile(r"\b(?:himself|herself)\b"), "themselves"), (re.compile(r"\bhis\b"), "their"),
+             (re.compile(r"\bhers\b"), "theirs"), (re.compile(r"\bhim\b"), "them"),
+             (re.compile(r"\bher(?=\s+[a-z0-9])(?!\s+(?:to|for|with|at|on|in|about|and|or|a|an|the)\b)"), "their"),
+             (re.compile(r"\bher\b"), "them"))
+
+
+def ungendered(fact: str, source: str) -> str | None:
+    """The fact without a gender the source message never gave; None when it cannot be mended."""
+    if not _GENDERED.search(fact) or _GENDERED.search(source):
+        return fact
+    if _GENDERED_SUBJECT.search(fact):
+        return None
+    for pattern, neutral in _UNGENDER:
+        fact = pattern.sub(neutral, fact)
+    return fact
 
 
 # Words that carry no content when two texts are compared ("learner" included: every fact says it).

@@ -136,3 +136,27 @@ def test_grounding_drops_invented_or_copied_facts():
                    {"fact_type": "insight", "content": "The learner is preparing for the IELTS exam.",
                     "confidence": 1}]}, source=source)
     assert [f.content for f in facts] == ["The learner finished two Python chapters."] and dropped == 1
+
+
+@pytest.mark.parametrize("fact,source,expected", [
+    # Seen in a trial: the learner never said a gender.
+    ("The learner is planning his week.", "let's plan my week", "The learner is planning their week."),
+    ("The learner wants her teacher to call her.", "my teacher should call me",
+     "The learner wants their teacher to call them."),
+    ("The learner practises by himself.", "I practise alone", "The learner practises by themselves."),
+    ("He practises every day.", "I practise every day", None),  # a gendered subject: dropped
+    # The learner's own words gave a gender (of someone): the fact is kept as written.
+    ("The learner says his brother plays bass.", "my brother, he plays bass",
+     "The learner says his brother plays bass."),
+    ("The learner studies in the evening.", "I study in the evening", "The learner studies in the evening."),
+])
+def test_a_gender_the_learner_never_gave_is_not_stored(fact, source, expected):
+    assert rules.ungendered(fact, source) == expected
+
+
+def test_model_facts_are_stored_without_an_invented_gender():
+    kept, dropped = rules.validate_model_facts(
+        {"facts": [{"fact_type": "insight", "content": "The learner is planning his week.", "confidence": 0.8},
+                   {"fact_type": "progress", "content": "He practised piano for 40 minutes.", "confidence": 0.9}]},
+        source="let's plan my week; I practised piano for 40 minutes yesterday")
+    assert [f.content for f in kept] == ["The learner is planning their week."] and dropped == 1
