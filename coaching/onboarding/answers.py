@@ -121,6 +121,16 @@ def _clean_goal(phrase: str) -> str:
     return re.sub(r"\s+", " ", phrase).strip(" ,.-—–!?")[:300]
 
 
+def answers_another_step(text: str) -> bool:
+    """A short message that answers a later question, not the goal one: "2 hours", "mornings",
+    "7/10", "5". At the goal step "2 hours" was stored as the goal "2 hours" (seen in a trial)."""
+    norm = normalise(text)
+    short = len(norm.split()) <= 4
+    return bool(re.fullmatch(r"\d+(?:[.,]\d+)?", norm) or (short and HOURS_WITH_UNIT.search(text))
+                or (short and CONFIDENCE_WITH_SCALE.search(text))
+                or (len(norm.split()) <= 3 and parse_best_time(text) and not _GOAL_VERB.search(text)))
+
+
 def area_only(goal: str) -> str | None:
     """The area a would-be goal names when it names nothing more: "music", "sports", "something
     with languages" say where the goal lies, not what the learner wants to do there. A trial stored
@@ -165,6 +175,7 @@ def extract_goal(text: str) -> tuple[str | None, str]:
     vague = False
     judged: set[str] = set()
     areas: list[str] = []
+    other_step = False
     for sentence in sentences:
         match = _GOAL_INTENT.search(sentence)
         if match:
@@ -182,6 +193,9 @@ def extract_goal(text: str) -> tuple[str | None, str]:
         cleaned = _clean_goal(sentence)
         if not cleaned or not _substantive(cleaned):
             continue
+        if answers_another_step(cleaned):
+            other_step = True
+            continue
         if stored_area_not_goal(cleaned, sentence):
             areas.append(area_only(cleaned))
             continue
@@ -191,6 +205,8 @@ def extract_goal(text: str) -> tuple[str | None, str]:
             return cleaned, ""
     if areas:
         return None, f"area_only:{areas[0]}"
+    if other_step or answers_another_step(body):
+        return None, "other_step"
     if len(sentences) == 1 and not vague and kind is None:
         cleaned = _clean_goal(body)
         if (cleaned and len(cleaned.split()) <= 6 and _substantive(cleaned) and not is_bare_question(body)

@@ -63,6 +63,7 @@ LEAD_INS = {
     "off_topic": "Let's keep to your learning for now. ",
     "about": "I'm Bloom: I help you pick a learning goal, plan sessions that fit your week and check in on them. ",
     "vague_goal": "Let's make that a bit more concrete. ",
+    "other_step": "I'll ask about time and days in a moment. ",
 }
 # An area named instead of a goal ("something with music maybe"): said back, with two goals of
 # that area as examples of what the goal question wants.

@@ -21,7 +21,11 @@ _WORD_NUMBERS = {
 _CATEGORY_RULES: list[tuple[str, tuple[str, ...]]] = [
     (GoalCategory.LANGUAGE, ("language", "spanish", "french", "german", "italian", "portuguese", "japanese",
                              "chinese", "mandarin", "korean", "arabic", "russian", "english", "dutch", "greek",
-                             "vocabulary", "grammar", "fluent", "fluency", "duolingo", "hindi", "swedish")),
+                             "vocabulary", "grammar", "fluent", "fluency", "duolingo", "hindi", "swedish",
+                             "czech", "polish", "turkish", "ukrainian", "vietnamese", "thai", "norwegian", "danish",
+                             "finnish", "hungarian", "romanian", "hebrew", "persian", "farsi", "urdu", "bengali",
+                             "indonesian", "tagalog", "swahili", "catalan", "basque", "welsh", "irish", "latin",
+                             "cantonese", "sign language")),
     (GoalCategory.PROGRAMMING, ("programming", "program", "code", "coding", "python", "javascript", "java",
                                 "rust", "golang", "sql", "software", "web dev", "developer", "data science",
                                 "machine learning", "tech", "computer", "html", "css", "django", "react", "app")),

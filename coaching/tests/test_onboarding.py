@@ -399,3 +399,29 @@ def test_the_output_check_flags_an_area_stored_as_the_goal():
     assert goal_is_greeting("really, something with music maybe")
     assert goal_is_greeting("music")
     assert goal_is_greeting("learn music") is None and goal_is_greeting("learn to play the piano") is None
+
+
+@pytest.mark.parametrize("text", ["2 hours", "3 hours a week", "mornings", "7/10", "5", "evenings mostly"])
+def test_an_answer_to_a_later_question_is_not_the_goal(text):
+    """Seen on the chat page: "2 hours" at the goal question became the goal "2 hours"."""
+    out = advance(OnboardingAnswers(), text)
+    assert not out.accepted and out.updates == {} and out.kind == "other_step"
+    assert "in a moment" in reprompt(out, 0)
+
+
+@pytest.mark.parametrize("text,goal", [
+    ("run a 5k by May", "run a 5k by May"), ("pass my B2 exam", "pass my B2 exam"),
+    ("become a morning person", "become a morning person"),
+    ("learn to wake up early in the mornings", "learn to wake up early in the mornings"),
+    ("Czech maybe? my partner's family speaks it", "Czech"),  # seen on the chat page: read as a question
+])
+def test_goals_with_numbers_or_times_are_still_goals(text, goal):
+    assert extract_goal(text) == (goal, "")
+
+
+def test_the_chat_page_sequence_stores_what_the_learner_said():
+    a = OnboardingAnswers()
+    for text in ("hello!", "hmm, something with languages I guess"):
+        assert not advance(a, text).accepted
+    out = advance(a, "Czech maybe? my partner's family speaks it")
+    assert out.accepted and (out.updates["primary_goal"], out.updates["goal_category"]) == ("Czech", "language")
