@@ -22,7 +22,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def _threads(request):
-    return JsonResponse({"view": threading.get_ident(), "middleware": request.seen_by_middleware})
+    return JsonResponse({"view": threading.get_ident(), "middleware": request.seen_by_middleware,
+                         "thread": threading.current_thread().name})
 
 
 async def _chunks():
@@ -39,7 +40,16 @@ def _boom(request):
     raise RuntimeError("view failed")
 
 
-urlpatterns = [path("threads", _threads), path("stream", _stream), path("boom", _boom)]
+_together = threading.Barrier(2)
+
+
+def _meet(request):
+    """Returns only once a second request is in this view at the same time (on another thread)."""
+    _together.wait(timeout=10)
+    return JsonResponse({"view": threading.get_ident()})
+
+
+urlpatterns = [path("threads", _threads), path("stream", _stream), path("boom", _boom), path("meet", _meet)]
 
 
 class RecordThread:
@@ -60,17 +70,22 @@ def _scope(path_: str, headers=()) -> dict:
             "server": ("testserver", 80)}
 
 
+# Only a guard against a hang: /healthz loads the embedding and entity models on its first call,
+# which took ~28 s on a loaded 2-core machine (a 30 s limit failed there).
+_TIMEOUT = 180
+
+
 async def _get(app, path_: str, headers=()) -> tuple[int, list[dict]]:
     comm = ApplicationCommunicator(app, _scope(path_, headers))
     await comm.send_input({"type": "http.request", "body": b"", "more_body": False})
-    start = await comm.receive_output(timeout=30)
+    start = await comm.receive_output(timeout=_TIMEOUT)
     bodies = []
     while True:
-        message = await comm.receive_output(timeout=30)
+        message = await comm.receive_output(timeout=_TIMEOUT)
         bodies.append(message)
         if not message.get("more_body"):
             break
-    await comm.wait(timeout=30)
+    await comm.wait(timeout=_TIMEOUT)
     return start["status"], bodies
 
 
@@ -134,3 +149,26 @@ def test_an_async_iterator_still_streams_chunk_by_chunk():
 def test_a_view_that_raises_becomes_a_500_response():
     status, _ = asyncio.run(_get(OneHopASGIHandler(), "/boom"))
     assert status == 500
+
+
+@override_settings(ROOT_URLCONF=__name__, MIDDLEWARE=[f"{__name__}.RecordThread"])
+def test_a_request_thread_is_kept_for_the_next_request_and_never_shared():
+    """Django's handler started two threads per request; this one keeps a request's thread for the
+    next request. Two requests at the same time still get a thread each: the view waits until the
+    other request is in it too, which one shared thread could never reach (a broken barrier: 500)."""
+    app = OneHopASGIHandler()
+
+    async def run():
+        first = await _get(app, "/threads")
+        second = await _get(app, "/threads")
+        together = await asyncio.gather(_get(app, "/meet"), _get(app, "/meet"))
+        return first, second, together
+
+    first, second, together = asyncio.run(run())
+    ident = [json.loads(b"".join(m["body"] for m in bodies))["view"] for _, bodies in (first, second, *together)]
+    assert [status for status, _ in (first, second, *together)] == [200] * 4
+    # Kept for the next request: the same thread object, not only the same ident (the OS may give
+    # a new thread a dead one's ident; a new executor's thread has a new name).
+    names = [json.loads(b"".join(m["body"] for m in bodies))["thread"] for _, bodies in (first, second)]
+    assert ident[0] == ident[1] and names[0] == names[1]
+    assert ident[2] != ident[3]  # concurrent requests: a thread each
