@@ -328,6 +328,9 @@ BLOOM_ENTITY_THRESHOLD = (env_float("BLOOM_ENTITY_THRESHOLD", 0.0) if env_str("B
                           else None)
 if BLOOM_ENTITY_THRESHOLD is not None and not 0 <= BLOOM_ENTITY_THRESHOLD <= 1:
     raise ConfigError(f"BLOOM_ENTITY_THRESHOLD={BLOOM_ENTITY_THRESHOLD} must be between 0 and 1")
+# The API token `manage.py mcp_memory --client-token` serves the client of (set in the MCP
+# client's `env`, not on the command line, where every user of the machine could read it).
+BLOOM_API_TOKEN = env_str("BLOOM_API_TOKEN", "").strip()
 # Retention: learner/coach message text older than this many days is blanked by the periodic
 # task bloom.retention (rows and counts stay). 0 keeps message text forever.
 BLOOM_MESSAGE_RETENTION_DAYS = env_int("BLOOM_MESSAGE_RETENTION_DAYS", 0, minimum=0)

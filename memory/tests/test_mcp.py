@@ -182,7 +182,7 @@ def test_client_token_serves_that_clients_learners_by_uuid(requires_postgres, ma
 
 
 @pytest.mark.django_db
-def test_client_token_scope_refuses_a_missing_or_revoked_token(make_learner, monkeypatch):
+def test_client_token_scope_refuses_a_missing_or_revoked_token(make_learner, settings):
     from django.core.management.base import CommandError
 
     from core.errors import ApplicationError
@@ -190,14 +190,14 @@ def test_client_token_scope_refuses_a_missing_or_revoked_token(make_learner, mon
     from memory.management.commands.mcp_memory import scope_from_options
 
     learner = make_learner()
-    monkeypatch.delenv("BLOOM_API_TOKEN", raising=False)
+    settings.BLOOM_API_TOKEN = ""
     with pytest.raises(CommandError, match="not set"):
         scope_from_options({"client_token": True})
-    monkeypatch.setenv("BLOOM_API_TOKEN", "bloom_not-a-token")
+    settings.BLOOM_API_TOKEN = "bloom_not-a-token"
     with pytest.raises(CommandError, match="not a live API token"):
         scope_from_options({"client_token": True})
     token, raw = api_token_create(client=learner.client)
-    monkeypatch.setenv("BLOOM_API_TOKEN", raw)
+    settings.BLOOM_API_TOKEN = raw
     scope = scope_from_options({"client_token": True})
     assert scope.client_id == learner.client_id and scope.resolve(str(learner.research_id)) == learner.pk
     # Revoked while the server runs: the next tool call is refused.

@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import sys
 from typing import Any
 from uuid import UUID
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from rest_framework.exceptions import ValidationError
 
@@ -211,7 +211,7 @@ def scope_from_options(options: dict[str, Any]) -> Scope:
     """The server's scope from its command line (and, for --client-token, the environment); a
     learner, client or token that does not exist is a CommandError before the server starts."""
     if options.get("client_token"):
-        raw = os.environ.get(TOKEN_ENV, "").strip()
+        raw = settings.BLOOM_API_TOKEN
         if not raw:
             raise CommandError(f"--client-token reads the API token from ${TOKEN_ENV}, which is not set")
         token = api_token_authenticate(raw=raw)
