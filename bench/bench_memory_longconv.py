@@ -57,7 +57,8 @@ CATEGORIES = ("single-hop", "multi-hop", "temporal", "inference")
 # turn's distributions over a published topic taxonomy (bench/topic_taxonomy.py; softmax of their
 # MiniLM cosines to each topic name at TOPIC_TEMPERATURE). An ingest-time expansion tried for the
 # inference questions and not adopted (memory/README.md, "Inference questions: a topic expansion
-# tried"); the alpha and temperature are the best of a small sweep on this data.
+# tried"); the alpha and temperature were picked by a one-off prototype's small sweep on this data
+# (over the speaker-aware dense search; the sweep is not in this bench).
 TOPIC_ALPHA, TOPIC_TEMPERATURE = 0.3, 0.02
 BASELINES = ("dense", "dense-topics", "bm25")
 

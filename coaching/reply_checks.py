@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from coaching.onboarding.answers import stored_area_not_goal
+from coaching.onboarding.answers import area_not_goal
 from coaching.onboarding.small_talk import is_small_talk
 from coaching.onboarding.values import parse_best_time, parse_category_answer
 
@@ -137,7 +137,7 @@ def goal_is_greeting(goal: str) -> str | None:
     area in the learner's hedge ("really, something with music maybe", stored in a later trial)."""
     if goal and is_small_talk(goal):
         return f"goal {goal!r} is small talk, not a goal"
-    if goal and stored_area_not_goal(goal):
+    if goal and area_not_goal(goal):
         return f"goal {goal!r} names an area, not a goal"
     return None
 

@@ -120,10 +120,11 @@ def validate_model_facts(parsed: Any, *, source: str | None = None) -> tuple[lis
 # be mended without grammar, so that fact is dropped.
 _GENDERED = re.compile(r"(?i)\b(?:he|him|his|himself|she|her|hers|herself)\b")
 _GENDERED_SUBJECT = re.compile(r"(?i)\b(?:he|she)\b")
-_UNGENDER = ((re.compile(r"\b(?:himself|herself)\b"), "themselves"), (re.compile(r"\bhis\b"), "their"),
-             (re.compile(r"\bhers\b"), "theirs"), (re.compile(r"\bhim\b"), "them"),
-             (re.compile(r"\bher(?=\s+[a-z0-9])(?!\s+(?:to|for|with|at|on|in|about|and|or|a|an|the)\b)"), "their"),
-             (re.compile(r"\bher\b"), "them"))
+_UNGENDER = ((re.compile(r"(?i)\b(?:himself|herself)\b"), "themselves"), (re.compile(r"(?i)\bhis\b"), "their"),
+             (re.compile(r"(?i)\bhers\b"), "theirs"), (re.compile(r"(?i)\bhim\b"), "them"),
+             (re.compile(r"(?i)\bher(?=\s+[a-z0-9])(?!\s+(?:to|for|with|at|on|in|about|and|or|a|an|the)\b)"),
+              "their"),
+             (re.compile(r"(?i)\bher\b"), "them"))
 
 
 def ungendered(fact: str, source: str) -> str | None:
@@ -132,8 +133,8 @@ def ungendered(fact: str, source: str) -> str | None:
         return fact
     if _GENDERED_SUBJECT.search(fact):
         return None
-    for pattern, neutral in _UNGENDER:
-        fact = pattern.sub(neutral, fact)
+    for pattern, neutral in _UNGENDER:  # "His" at a sentence start stays capitalised: "Their"
+        fact = pattern.sub(lambda m, n=neutral: n.capitalize() if m.group(0)[0].isupper() else n, fact)
     return fact
 
 

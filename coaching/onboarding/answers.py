@@ -131,6 +131,11 @@ def answers_another_step(text: str) -> bool:
                 or (len(norm.split()) <= 3 and parse_best_time(text) and not _GOAL_VERB.search(text)))
 
 
+# Category words that also make a goal of their own ("work on my exam", "study") are left to the
+# other rules; "other" and "something else" are answers to the area question, never a goal.
+_NOT_AN_AREA = frozenset({"work", "study", "exam"})
+
+
 def area_only(goal: str) -> str | None:
     """The area a would-be goal names when it names nothing more: "music", "sports", "something
     with languages" say where the goal lies, not what the learner wants to do there. A trial stored
@@ -141,17 +146,13 @@ def area_only(goal: str) -> str | None:
     return None
 
 
-def stored_area_not_goal(goal: str, said: str = "") -> bool:
-    """True when `goal`, read from `said`, is an area and not a goal: an area alone with no learning
-    verb ("music"), or an area in a message that doubts itself ("something with art, I guess").
-    The gate's rule (extract_goal, goal_correction) and the evaluation's check on stored goals."""
-    said = said or goal
-    return area_only(goal) is not None and bool(_HEDGED.search(said) or not _GOAL_VERB.search(goal))
+def area_not_goal(goal: str, said: str = "") -> str | None:
+    """The area when `goal`, read from `said`, is an area and not a goal: an area alone with no
+    learning verb ("music"), or an area in a message that doubts itself ("something with art, I
+    guess"). The gate's rule (extract_goal, goal_correction) and the evaluation's check on stored goals."""
+    area = area_only(goal)
+    return area if area and (_HEDGED.search(said or goal) or not _GOAL_VERB.search(goal)) else None
 
-
-# Category words that also make a goal of their own ("work on my exam", "study") are left to the
-# other rules; "other" and "something else" are answers to the area question, never a goal.
-_NOT_AN_AREA = frozenset({"work", "study", "exam"})
 
 
 def _substantive(goal: str) -> bool:
@@ -196,8 +197,8 @@ def extract_goal(text: str) -> tuple[str | None, str]:
         if answers_another_step(cleaned):
             other_step = True
             continue
-        if stored_area_not_goal(cleaned, sentence):
-            areas.append(area_only(cleaned))
+        if area := area_not_goal(cleaned, sentence):
+            areas.append(area)
             continue
         if _GOAL_VERB.search(cleaned) or map_category(cleaned):
             if is_bare_question(sentence) and not map_category(cleaned):
@@ -236,7 +237,7 @@ def goal_correction(text: str) -> str | None:
     if match is None:
         return None
     goal = _clean_goal(match.group(1))
-    if not goal or not _substantive(goal) or non_answer_kind(goal) or stored_area_not_goal(goal, body):
+    if not goal or not _substantive(goal) or non_answer_kind(goal) or area_not_goal(goal, body):
         return None
     # "sorry, I meant mornings" / "I meant 5 hours" corrects another answer, not the goal; so does
     # "I'd rather practise after work" (when to practise the goal the learner has: time_correction).

@@ -145,6 +145,7 @@ def test_grounding_drops_invented_or_copied_facts():
      "The learner wants their teacher to call them."),
     ("The learner practises by himself.", "I practise alone", "The learner practises by themselves."),
     ("He practises every day.", "I practise every day", None),  # a gendered subject: dropped
+    ("His goal is the B2 exam.", "my goal is the B2 exam", "Their goal is the B2 exam."),  # capitalised too
     # The learner's own words gave a gender (of someone): the fact is kept as written.
     ("The learner says his brother plays bass.", "my brother, he plays bass",
      "The learner says his brother plays bass."),

@@ -45,6 +45,7 @@ from memory.ingest import ingest_facts, ingest_text
 from memory.services.forget import fact_delete, learner_forget
 
 logger = logging.getLogger(__name__)
+TOKEN_ENV = "BLOOM_API_TOKEN"  # read through settings.BLOOM_API_TOKEN; named in the messages
 FACTS_RESOURCE_LIMIT = 200
 
 
@@ -203,8 +204,6 @@ class Command(BaseCommand):
         logging.basicConfig(stream=sys.stderr, force=True, level=logging.WARNING)
         build_server(scope_from_options(options)).run("stdio")
 
-
-TOKEN_ENV = "BLOOM_API_TOKEN"
 
 
 def scope_from_options(options: dict[str, Any]) -> Scope:
