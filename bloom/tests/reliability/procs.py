@@ -209,8 +209,8 @@ def stack_env(*, database: dict, broker_url: str, ollama_host: str | None, extra
 
 
 def web(env: dict, port: int, log_dir: Path, name: str = "web") -> Proc:
-    proc = Proc(name, [str(VENV_BIN / "uvicorn"), "bloom.asgi:application", "--host", "127.0.0.1",
-                       "--port", str(port), "--no-access-log", "--log-level", "warning"], env, log_dir).start()
+    proc = Proc(name, [sys.executable, "-m", "bloom.serve", "--host", "127.0.0.1", "--port", str(port),
+                       "--log-level", "warning"], env, log_dir).start()
     wait_until(lambda: port_open(port) or not proc.alive, timeout=60, what="the web server")
     if not proc.alive:
         raise RuntimeError(f"web server exited:\n{proc.tail()}")

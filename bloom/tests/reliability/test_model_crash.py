@@ -79,7 +79,7 @@ def stack(tmp_path):
     procfile = tmp_path / "Procfile"
     procfile.write_text("\n".join([
         f"model: {py} manage.py model_server --port {model_port} --access-log",
-        f"web: {bin_}/uvicorn bloom.asgi:application --host 127.0.0.1 --port {web_port} --log-level warning",
+        f"web: {py} -m bloom.serve --host 127.0.0.1 --port {web_port} --log-level warning",
         f"worker: {bin_}/celery -A bloom worker -Q memory,eval,default --pool solo --loglevel WARNING",
         f"beat: {bin_}/celery -A bloom beat --loglevel WARNING --schedule {tmp_path / 'beat-schedule'}",
         f"relay: {py} manage.py outbox_relay --forever --interval 1",
