@@ -132,6 +132,15 @@ if DB_VENDOR == "postgresql":
         DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
             "min_size": 1, "max_size": pool_max,
             "timeout": env_int("BLOOM_DB_POOL_TIMEOUT", 30, minimum=1)}
+# The memory search's statements run as prepared statements on pooled connections
+# (core.statements); BLOOM_DB_PREPARED=0 for a PgBouncer in transaction mode without
+# max_prepared_statements. Django connects with prepared statements off (threshold None), which
+# psycopg applies even to an explicit prepare=True; a threshold lets core.statements prepare. The
+# ORM's client-side-binding cursors never prepare, whatever the threshold.
+BLOOM_DB_PREPARED = (DB_VENDOR == "postgresql" and env_bool("BLOOM_DB_PREPARED", True)
+                     and "pool" in DATABASES["default"].get("OPTIONS", {}))
+if BLOOM_DB_PREPARED:
+    DATABASES["default"]["OPTIONS"]["prepare_threshold"] = 5  # psycopg's default
 EMBEDDED = DB_VENDOR == "sqlite"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -19,6 +19,7 @@ from django.db import connection, transaction
 from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
+from core import statements
 from memory import conf, rules, speakers
 from memory.models import Fact, FactHistory, Summary
 
@@ -305,10 +306,7 @@ def _pg_search(*, learner_id: int | None, query: str, qvec: list[float], k: int,
                                    include_superseded=include_superseded, who=who, public_refs=public_refs,
                                    text_only=text_only)
     if learner_id is not None:
-        with connection.cursor() as cur:
-            cur.execute(sql, params)
-            cols = [c[0] for c in cur.description]
-            rows = [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
+        rows = statements.fetch_dicts(sql, params)  # prepared: planned once per pooled connection
     else:
         # Global: approximate HNSW; ef_search bounds recall vs speed (SET LOCAL: this transaction only).
         with transaction.atomic(), connection.cursor() as cur:

@@ -17,17 +17,25 @@ import re
 
 from django.db import connection
 
+from core import statements
+
 _CANDIDATE = re.compile(r"\b([A-Z][a-z][A-Za-z-]*)(?:'s)?\b")
 MAX_NAMES = 4  # capitalised words of one query checked against the learner's speakers
 
 
 # Which of the candidate names start one of the learner's facts: one statement for all of them,
-# each EXISTS stopping at its first matching fact (found through the learner index). Runs on
-# PostgreSQL and SQLite alike (VALUES names its column column1 on both).
+# each EXISTS stopping at its first matching fact (VALUES names its column column1 on both
+# databases). On PostgreSQL each probe is a look-up in the speaker index (migration 0011): a
+# name is letters and '-', at most 64 characters, so it equals the text before a fact's first ':'
+# exactly when the fact starts "<name>:". SQLite (the embedded default) filters the learner's
+# facts with LIKE.
 _SPEAKERS_SQL = """
 SELECT v.column1 FROM (VALUES {rows}) AS v
-WHERE EXISTS (SELECT 1 FROM memory_fact f WHERE f.learner_id = %s AND f.content LIKE v.column1 || ':%%')
+WHERE EXISTS (SELECT 1 FROM memory_fact f WHERE f.learner_id = %s AND {match})
 """
+_MATCH = {"postgresql": "left(split_part(f.content, ':', 1), 64) = v.column1",
+          "sqlite": "f.content LIKE v.column1 || ':%%'"}
+MAX_NAME_CHARS = 64
 
 
 def named_speakers(*, learner_id: int, query: str) -> list[str]:
@@ -35,14 +43,13 @@ def named_speakers(*, learner_id: int, query: str) -> list[str]:
     facts as "<Name>:", in query order. No query when the text has no capitalised word."""
     names: list[str] = []
     for name in _CANDIDATE.findall(query):
-        if name not in names:
+        if name not in names and len(name) <= MAX_NAME_CHARS:
             names.append(name)
     names = names[:MAX_NAMES]
     if not names:
         return []
-    with connection.cursor() as cur:
-        cur.execute(_SPEAKERS_SQL.format(rows=", ".join(["(%s)"] * len(names))), [*names, learner_id])
-        found = {row[0] for row in cur.fetchall()}
+    sql = _SPEAKERS_SQL.format(rows=", ".join(["(%s)"] * len(names)), match=_MATCH[connection.vendor])
+    found = {row["column1"] for row in statements.fetch_dicts(sql, [*names, learner_id])}
     return [n for n in names if n in found]
 
 

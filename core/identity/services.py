@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
-from core import rows
+from core import rows, statements
 from core.identity.models import ApiClient, ApiToken, hash_token
 
 
@@ -41,11 +41,10 @@ WHERE t.key_hash = %s AND t.revoked_at IS NULL AND c.is_active = %s
 
 def api_token_authenticate(*, raw: str) -> ApiToken | None:
     """The live token behind a raw Bearer value, its client attached (`token.client`), or None."""
-    with connection.cursor() as cur:
-        cur.execute(_AUTHENTICATE_SQL, [hash_token(raw), True])
-        row = cur.fetchone()  # key_hash is unique: one row at most
-    if row is None:
+    found = statements.fetch_rows(_AUTHENTICATE_SQL, [hash_token(raw), True])[1]  # key_hash is unique
+    if not found:
         return None
+    row = found[0]
     token = rows.instance(ApiToken, _TOKEN_FIELDS, row[:len(_TOKEN_FIELDS)])
     token.client = rows.instance(ApiClient, _CLIENT_FIELDS, row[len(_TOKEN_FIELDS):])
     now = timezone.now()

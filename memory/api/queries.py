@@ -13,10 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import connection
 from django.db.models import QuerySet
 
-from core import rows
+from core import rows, statements
 from core.identity.models import Learner
 from memory import conf, selectors
 from memory.api import ids
@@ -37,9 +36,8 @@ def learner_for(*, research_id, client_id: int | None, staff: bool) -> Learner |
     research id and client are loaded."""
     if not staff and client_id is None:
         return None
-    with connection.cursor() as cur:
-        cur.execute(_LEARNER_SQL, [rows.db_value(Learner, "research_id", research_id)])
-        row = cur.fetchone()  # research_id is unique
+    found = statements.fetch_rows(_LEARNER_SQL, [rows.db_value(Learner, "research_id", research_id)])[1]
+    row = found[0] if found else None  # research_id is unique
     if row is None or (not staff and row[2] != client_id):
         return None
     return rows.instance(Learner, _LEARNER_FIELDS, row)

@@ -57,3 +57,16 @@ def test_off_switch_gives_the_search_before(dialogue, monkeypatch):
     hits = selectors.search_memory(learner_id=dialogue.pk, query="Did Maya rely on public transport before?",
                                    limit=10, touch=False)
     assert any(h["content"].startswith("Tom:") for h in hits)
+
+
+def test_a_speaker_is_the_exact_text_before_the_first_colon(learner):
+    # On PostgreSQL the probe reads the speaker index (migration 0011), on SQLite a LIKE: both must
+    # mean "the fact starts '<Name>:'". A longer name, a name inside a longer prefix, another case
+    # or a name only mentioned later are not that speaker.
+    contents = ["Mayan: the calendar is long.", "Maya said: not a speaker line.", "maya: lower case.",
+                "Later on, Lena: mentioned only.", "Jo:no space after the colon."]
+    ingest_facts(learner_id=learner.pk, items=[{"fact_type": "insight", "content": c} for c in contents],
+                 source_agent="test", service="test")
+    assert speakers.named_speakers(learner_id=learner.pk, query="Did Maya or Lena say it?") == []
+    assert speakers.named_speakers(learner_id=learner.pk, query="What did Jo and Mayan say?") == ["Jo", "Mayan"]
+    assert speakers.named_speakers(learner_id=learner.pk, query="Did " + "A" + "b" * 70 + " speak?") == []

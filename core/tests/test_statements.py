@@ -1,0 +1,52 @@
+"""Statements run through core.statements: on PostgreSQL with the pool they are prepared once per
+connection (PostgreSQL lists them in pg_prepared_statements and counts their runs), with the
+setting off they are not; either way the rows are the same, and a bad statement raises Django's
+own database error, as through connection.cursor()."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import DatabaseError, connection
+from django.test import override_settings
+
+from core import statements
+
+pytestmark = pytest.mark.django_db
+
+SQL = "SELECT %(a)s::int + n AS total, %(word)s::text AS word FROM generate_series(1, 3) AS n ORDER BY n"
+
+
+def _prepared_runs() -> int | None:
+    with connection.cursor() as cur:
+        cur.execute("SELECT generic_plans + custom_plans FROM pg_prepared_statements "
+                    "WHERE statement LIKE '%%generate_series(1, 3)%%'")
+        row = cur.fetchone()
+    return None if row is None else row[0]
+
+
+@pytest.fixture
+def postgresql():
+    if connection.vendor != "postgresql":
+        pytest.skip("prepared statements are PostgreSQL's")
+
+
+def test_a_statement_is_prepared_once_and_reused(postgresql):
+    assert statements.prepared_enabled()  # the suite runs with the pool, as production does
+    first = statements.fetch_dicts(SQL, {"a": 10, "word": "x"})
+    again = statements.fetch_dicts(SQL, {"a": 20, "word": "y"})
+    assert first == [{"total": 11, "word": "x"}, {"total": 12, "word": "x"}, {"total": 13, "word": "x"}]
+    assert [r["total"] for r in again] == [21, 22, 23]
+    assert _prepared_runs() == 2
+
+
+def test_with_the_setting_off_nothing_is_prepared(postgresql):
+    with override_settings(BLOOM_DB_PREPARED=False):
+        assert not statements.prepared_enabled()
+        cols, rows = statements.fetch_rows(SQL, {"a": 1, "word": "z"})
+    assert cols == ["total", "word"] and rows == [(2, "z"), (3, "z"), (4, "z")]
+    assert _prepared_runs() is None
+
+
+def test_a_bad_statement_raises_djangos_database_error(postgresql):
+    with pytest.raises(DatabaseError):
+        statements.fetch_rows("SELECT no_such_column FROM generate_series(1, 3)", {})
