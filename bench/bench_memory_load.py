@@ -1,17 +1,19 @@
-"""Learner search under concurrent load over real HTTP: uvicorn serving bloom.asgi with 2 worker
+"""Learner search under concurrent load over real HTTP: bloom.asgi served by several worker
 processes on 127.0.0.1, 8 clients (and 1, for the latency of a search alone) each sending one
 `GET /api/v1/memory/learners/<uuid>/search` after another with a Bearer token, for a fixed window
 per arm; searches/s, p50/p95/p99, errors and the web workers' CPU per search:
 
-    DATABASE_URL=postgres://postgres@127.0.0.1:5432/bloom_bench_search .venv/bin/python bench/run.py memory_load
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/bloom_bench_search BLOOM_LLM=fake:x \
+        .venv/bin/python bench/run.py memory_load
 
 One learner holds three conversations of memory/eval_data/longconv_v1.json (conv-0 to conv-2,
 1,594 turns as "<speaker>: <text>", stored through the batch ingest with client-sent vectors, so
 every rule applies; 1,056 facts remain). The 245 questions of those conversations are the
-queries. Three servers are started side by side: a new database connection per request
-(BLOOM_DB_POOL_MAX=0), the production default (a pool of open connections per worker,
-bloom/settings.py), and that pool behind Django's stock ASGI handler instead of bloom.asgi's
-one-hop handler (bench/stock_asgi.py); every arm runs on each in turn:
+queries. Three servers are started side by side, all with the production settings (a pool of
+open connections per worker, prepared search statements, the one-hop ASGI handler): Bloom's web
+process (`python -m bloom.serve`, the Procfile's `web`) with 2 and with 4 workers, and plain
+`uvicorn --workers 2`, whose workers share one socket (bloom/serve.py says what that costs);
+every arm runs on each in turn:
 
 - "repeated text": the questions over and over; every worker has embedded each of them in a
   warm-up first, so the query vector comes from the query cache and the embedding is not measured
@@ -43,14 +45,13 @@ from urllib.parse import quote
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "memory" / "eval_data" / "longconv_v1.json"
 CLIENTS = 8
-WORKERS = 2
-# Servers started side by side: a new database connection per request (BLOOM_DB_POOL_MAX=0, the
-# default before 2026-12-01's sixth round), the production default (a pool of open connections
-# per worker, bloom/settings.py), and the same pool behind Django's stock ASGIHandler
-# (bench/stock_asgi.py) instead of bloom.asgi's one-hop handler, to measure what each saves.
-CONFIGS = (("new connection per request", {"BLOOM_DB_POOL_MAX": "0"}, "bloom.asgi:application"),
-           ("connection pool", {}, "bloom.asgi:application"),
-           ("pool, stock ASGI handler", {}, "bench.stock_asgi:application"))
+# Servers started side by side, each with the production settings (a pool of open connections per
+# worker, bloom.asgi's one-hop handler): Bloom's web process (bloom/serve.py: a socket per worker,
+# SO_REUSEPORT, TCP_NODELAY) with 2 and with 4 workers, and plain `uvicorn --workers 2` (one
+# socket shared by the workers), to measure what the launcher changes.
+CONFIGS = (("uvicorn --workers 2", "uvicorn", 2),
+           ("bloom.serve, 2 workers", "bloom.serve", 2),
+           ("bloom.serve, 4 workers", "bloom.serve", 4))
 ARMS = (("1 client, repeated text, touch=false", False, False, 1),
         ("repeated text, touch=false", False, False, CLIENTS),
         ("repeated text, access marks on", True, False, CLIENTS),
@@ -63,19 +64,21 @@ def pct(values: list[float], p: float) -> float:
 
 
 # --- the load generator (runs as its own process: `python bench_memory_load.py --client <json>`) ---------
-async def _one_client(port: int, token: str, paths, stop_at: float, out: dict) -> None:
+async def _one_client(port: int, token: str, paths, stop_at: float, out: dict, close: bool = False) -> None:
     reader = writer = None
     while time.monotonic() < stop_at:
         path = next(paths)
-        request = (f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\n"
-                   "Accept: application/json\r\n\r\n").encode()
+        headers = ["Host: 127.0.0.1", f"Authorization: Bearer {token}", "Accept: application/json"]
+        if close:
+            headers.append("Connection: close")
+        request = "\r\n".join([f"GET {path} HTTP/1.1", *headers, "", ""]).encode()
         t0 = time.perf_counter()
         try:
             if writer is None:
                 reader, writer = await asyncio.open_connection("127.0.0.1", port)
             writer.write(request)
             status = int((await reader.readline()).split()[1])
-            length, chunked, close = None, False, False
+            length, chunked, closing = None, False, False
             while (line := await reader.readline()) not in (b"\r\n", b""):
                 name, _, value = line.decode("latin-1").partition(":")
                 name, value = name.strip().lower(), value.strip().lower()
@@ -84,14 +87,14 @@ async def _one_client(port: int, token: str, paths, stop_at: float, out: dict) -
                 elif name == "transfer-encoding" and "chunked" in value:
                     chunked = True
                 elif name == "connection" and value == "close":
-                    close = True
+                    closing = True
             if chunked:
                 while size := int((await reader.readline()).strip(), 16):
                     await reader.readexactly(size + 2)
                 await reader.readline()
             elif length is not None:
                 await reader.readexactly(length)
-            if close:
+            if close or closing:
                 writer.close()
                 writer = None
         except (OSError, ValueError, IndexError, asyncio.IncompleteReadError) as exc:
@@ -120,7 +123,7 @@ def _client_main(spec: dict) -> None:
         out = {"lat": [], "status": {}}
         started = time.monotonic()
         stop_at = started + spec["seconds"]
-        await asyncio.gather(*(_one_client(spec["port"], spec["token"], paths(i), stop_at, out)
+        await asyncio.gather(*(_one_client(spec["port"], spec["token"], paths(i), stop_at, out, spec["close"])
                                for i in range(spec["clients"])))
         out["elapsed"] = time.monotonic() - started
         return out
@@ -133,10 +136,10 @@ def _client_main(spec: dict) -> None:
 
 
 def _load(port: int, token: str, path: str, queries: list[str], *, seconds: float, touch: bool,
-          new_text: bool, clients: int = CLIENTS) -> dict:
+          new_text: bool, clients: int = CLIENTS, close: bool = False) -> dict:
     spec = {"port": port, "token": token, "path": path, "queries": queries, "seconds": seconds,
             "touch": "" if touch else "&touch=false", "new_text": new_text, "clients": clients,
-            "salt": secrets.token_hex(3)}
+            "salt": secrets.token_hex(3), "close": close}
     done = subprocess.run([sys.executable, __file__, "--client", json.dumps(spec)], capture_output=True, text=True,
                           timeout=seconds + 120, check=True)
     return json.loads(done.stdout)
@@ -171,10 +174,13 @@ def _env(db_url: str) -> dict:
     return env
 
 
-def _start_web(env: dict, port: int, log: Path, app: str = "bloom.asgi:application") -> subprocess.Popen:
-    uvicorn = Path(sys.executable).parent / "uvicorn"
-    proc = subprocess.Popen([str(uvicorn), app, "--host", "127.0.0.1", "--port", str(port),
-                             "--workers", str(WORKERS), "--no-access-log", "--log-level", "warning"],
+def _start_web(env: dict, port: int, log: Path, launcher: str, workers: int) -> subprocess.Popen:
+    if launcher == "uvicorn":
+        cmd = [str(Path(sys.executable).parent / "uvicorn"), "bloom.asgi:application", "--workers", str(workers)]
+    else:
+        cmd = [sys.executable, "-m", "bloom.serve", "--workers", str(workers)]
+    proc = subprocess.Popen([*cmd, "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
+                            + (["--no-access-log"] if launcher == "uvicorn" else []),
                             cwd=ROOT, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT,
                             start_new_session=True)
     deadline = time.monotonic() + 120
@@ -219,18 +225,28 @@ def run(quick: bool) -> list[dict]:
     warm_errors = 0
     try:
         facts = store_turns(learner.pk, [t for conv in data for t in conv["turns"]])
+        # The state autovacuum reaches within minutes in production: the table's statistics and
+        # visibility after the bulk load (and after the rows earlier runs deleted), which the
+        # prepared statements' plans are made from.
+        from django.db import connection
+
+        with connection.cursor() as cur:
+            cur.execute("VACUUM ANALYZE memory_fact")
         queries = [q["question"] for conv in data for q in conv["questions"]]
         path = f"/api/v1/memory/learners/{learner.research_id}/search"
         log_dir = ROOT / "var"
         log_dir.mkdir(parents=True, exist_ok=True)
-        for name, extra, app in CONFIGS:
+        for name, launcher, workers in CONFIGS:
             port = _free_port()
             log = log_dir / f"bench-memory-load-{len(webs)}.log"
-            webs.append((name, port, _start_web({**env, **extra}, port, log, app)))
+            webs.append((name, port, _start_web(env, port, log, launcher, workers)))
         for _, port, _ in webs:
-            # Warm-up, not measured: models loaded in both workers and each query embedded by each
-            # (requests land on either worker, so several passes: ~1/32 left unseen by one worker).
-            warm = _load(port, token, path, queries, seconds=4 if quick else 15, touch=False, new_text=False)
+            # Warm-up, not measured: models loaded in every worker and each query embedded by each.
+            # A new connection per request, so requests land on every worker (a keep-alive
+            # connection stays with one worker, and one worker may get none of 8); each query is
+            # sent ~10 times, so a 4-worker server leaves a few percent unseen by a worker.
+            warm = _load(port, token, path, queries, seconds=8 if quick else 40, touch=False, new_text=False,
+                         close=True)
             warm_errors += sum(n for s, n in warm["status"].items() if s != "200")
         # Arms interleaved server by server (the idle server's workers wait on their sockets).
         for arm, touch, new_text, clients in ARMS:
@@ -257,9 +273,9 @@ def run(quick: bool) -> list[dict]:
                              "value": cpu_ms, "unit": "ms", "note": "PostgreSQL's share not included"})
                 print(f"# memory_load: {label}: {note}", file=sys.stderr, flush=True)
         rows.append({"bench": "memory.load", "metric": "setup", "value": facts, "unit": "facts",
-                     "note": f"{CLIENTS} clients (unless said) for {seconds:.0f} s per arm, {WORKERS} uvicorn "
-                             f"workers per server; {warm_errors} errors in the warm-ups; the load generator "
-                             "shares the 2 cores with the web workers and PostgreSQL"})
+                     "note": f"{CLIENTS} clients (unless said) for {seconds:.0f} s per arm, servers "
+                             f"{', '.join(name for name, *_ in CONFIGS)}; {warm_errors} errors in the warm-ups; "
+                             "the load generator shares the 2 cores with the web workers and PostgreSQL"})
     finally:
         for _, _, web in webs:
             _stop_web(web)
