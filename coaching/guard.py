@@ -165,7 +165,8 @@ def find_repeats(text: str, previous_replies: Iterable[str]) -> list[Finding]:
 
 
 def drop_repeats(text: str, previous_replies: Iterable[str]) -> tuple[str, list[str]]:
-    """The reply without the sentences that repeat the coach's last two replies."""
+    """The reply without the sentences that repeat one of the coach's recent replies (all those the
+    model was shown, reply_checks.REPEAT_LOOKBACK)."""
     repeated = reply_checks.repeated_sentences(text, previous_replies)
     if not repeated:
         return text, []

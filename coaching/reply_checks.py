@@ -319,7 +319,11 @@ def announces_content(text: str) -> str | None:
 # question turn after turn inside otherwise new replies ("What would make learning this a real
 # challenge?" → "What would make moving these sessions a real challenge?"). Near-verbatim: the
 # same first 5 words, the same first and last 3 words, or ≥ 75 % of the words shared.
-REPEAT_LOOKBACK = 2
+# Compared with every coach reply the model was shown: its short-term history
+# (coaching.selectors.HISTORY_LIMIT messages) can hold up to that many. With the last two only,
+# a check-in reply copied the onboarding summary three replies back ("You're all set: …"),
+# seen in the trial of 2026-12-03.
+REPEAT_LOOKBACK = 6
 
 
 def split_sentences(text: str) -> list[str]:
@@ -338,7 +342,7 @@ def _near_same(a: list[str], b: list[str]) -> bool:
 
 
 def repeated_sentences(reply: str, previous_replies: Iterable[str]) -> list[str]:
-    """Sentences of `reply` that near-repeat a sentence of the coach's last two replies."""
+    """Sentences of `reply` that near-repeat a sentence of the coach's last REPEAT_LOOKBACK replies."""
     earlier = [words(s) for p in list(previous_replies)[:REPEAT_LOOKBACK] for s in split_sentences(p)]
     return [s for s in split_sentences(reply) if any(_near_same(words(s), e) for e in earlier)]
 

@@ -168,16 +168,16 @@ def test_coach_own_first_person_is_fine(reply):
     assert not guard.find_voice(reply)
 
 
-def test_sentence_repeated_from_the_last_two_replies_is_dropped():
+def test_sentence_repeated_from_a_recent_reply_is_dropped():
     previous = ["Nice. What would make learning this a real challenge?", "Sure thing."]
     text, dropped = guard.drop_repeats("Moving is fine. What would make moving these sessions a real challenge?",
                                        previous)
     assert text == "Moving is fine." and dropped
     same_start = guard.drop_repeats("What would make learning this easier for you?", previous)
     assert same_start == ("", ["What would make learning this easier for you?"])
-    # A different question, or a repeat of a reply older than the last two, stays.
+    # A different question, or a repeat of a reply older than any the model was shown, stays.
     assert guard.drop_repeats("Nice. What would help you most this week?", previous)[1] == []
-    older = ["a.", "b.", "What would make learning this a real challenge?"]
+    older = [f"{n}." for n in "abcdef"] + ["What would make learning this a real challenge?"]
     assert guard.drop_repeats("What would make learning this a real challenge?", older)[1] == []
     assert guard.find_repeats("Moving is fine. What would make moving these sessions a real challenge?", previous)
 
@@ -223,3 +223,17 @@ def test_announcing_a_guide_instead_of_giving_it_is_a_voice_finding_with_its_own
     assert "do not announce a guide" in prompts.regenerate_note(["announces"])
     assert not guard.find_voice("Start with 20 common verbs, then say one sentence with each aloud.",
                                 learner_text="give me a complete guide to learning Spanish")
+
+
+def test_every_reply_the_model_was_shown_counts_for_repeats():
+    # Seen in the trial: the check-in reply to "I did my first session yesterday…" was the
+    # onboarding summary, copied from three replies back in the model's history.
+    from coaching.reply_checks import REPEAT_LOOKBACK
+    from coaching.selectors import HISTORY_LIMIT
+
+    assert REPEAT_LOOKBACK >= HISTORY_LIMIT  # the history can hold at most that many coach replies
+    summary = ("You're all set: “be able to talk with my grandmother in Portuguese” (language), 3 h a week, best "
+               "in the evening, confidence 6/10. Say “let's plan” whenever you want a weekly plan.")
+    previous = ["Great!", "Sure, I can help you plan this week.", summary]  # newest first
+    text, dropped = guard.drop_repeats(summary, previous)
+    assert text == "" and len(dropped) == 2
