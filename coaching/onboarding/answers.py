@@ -110,13 +110,20 @@ CORRECTION = re.compile(r"(?i)^\s*(?:(?:actually|wait|sorry|oops|correction|no|n
                          r"on second thought|let me change|change of plan)\b[\s,:!.-]*)+")
 
 
+_REASON_CLAUSE = re.compile(r"(?i),\s+(?=(?:my|our|i|i'm|we|we're|she|he|they|it's|there's)\s+\w+)")
+
+
 def _clean_goal(phrase: str) -> str:
     phrase = _LEAD_FILLER.sub("", phrase.strip())
     phrase = re.split(r"(?<=[a-z0-9)])[.!?;]\s|[.!?;]+$|\s+(?:but|because|since|though|instead of)\s", phrase,
                       maxsplit=1)[0]
     # The change of mind is not part of the goal: "actually I want to learn Spanish instead" was
-    # stored as "learn Spanish instead".
-    phrase = re.sub(r"(?i)[\s,]+(?:instead|rather|after all)\s*$", "", phrase.strip(" ,.-—–!?"))
+    # stored as "learn Spanish instead", and "I'd rather learn Italian instead, my partner is from
+    # Rome" as "learn Italian instead, my partner is from Rome" (seen in the trial of 2026-12-03).
+    phrase = re.sub(r"(?i)[\s,]+(?:instead|rather|after all)\b(?:\s*[,;:—–-].*)?$", "", phrase.strip(" ,.-—–!?"))
+    # Nor is the reason given after a comma as a clause of its own ("…, my partner is from Rome",
+    # "…, I have family there"); a list inside the goal ("read, write and speak Italian") stays.
+    phrase = _REASON_CLAUSE.split(phrase, maxsplit=1)[0]
     phrase = _TRAIL_FILLER.sub("", phrase.strip(" ,.-—–!?"))
     return re.sub(r"\s+", " ", phrase).strip(" ,.-—–!?")[:300]
 

@@ -346,6 +346,10 @@ def test_uncertain_goal_is_caught_by_the_shared_profile_check():
     ("actually, my goal is to run a 10k instead of the guitar", "run a 10k"),
     ("change my goal to baking bread, rather", "baking bread"),
     ("actually, my goal is to learn the piano", "learn the piano"),
+    # seen in the trial of 2026-12-03: stored as "learn Italian instead, my partner is from Rome"
+    ("actually I think I'd rather learn Italian instead, my partner is from Rome", "learn Italian"),
+    ("actually, my goal is to learn Italian, I have family in Rome", "learn Italian"),
+    ("actually, my goal is to read, write and speak Italian", "read, write and speak Italian"),
 ])
 def test_a_change_of_mind_is_not_part_of_the_new_goal(text, goal):
     from coaching.onboarding.answers import goal_correction
