@@ -98,9 +98,10 @@ def validate_model_facts(parsed: Any, *, source: str | None = None) -> tuple[lis
             continue
         if source is not None:
             content = ungendered(fact.content, source)
-            if content is None:
+            if content is None or invented_goal(content, source):
                 dropped += 1
                 continue
+            content = third_person(content)
             fact = CleanFact(fact_type=fact.fact_type, content=content, confidence=fact.confidence)
         h = content_hash(fact.content)
         if h in seen or (source is not None and not grounded(fact.content, source)):
@@ -136,6 +137,39 @@ def ungendered(fact: str, source: str) -> str | None:
     for pattern, neutral in _UNGENDER:  # "His" at a sentence start stays capitalised: "Their"
         fact = pattern.sub(lambda m, n=neutral: n.capitalize() if m.group(0)[0].isupper() else n, fact)
     return fact
+
+
+# A fact about "the learner" is in the third person throughout: the extractor kept the learner's
+# own "I" inside one ("The learner did their first session yesterday, 40 minutes of listening
+# practice, but I was really tired.", seen in the trial of 2026-12-03), which reads, in the coach's
+# context and in search hits, as if the coach had been tired.
+_FIRST_PERSON = ((re.compile(r"\bI am\b|\bI'm\b"), "they are"), (re.compile(r"\bI was\b"), "they were"),
+                 (re.compile(r"\bI've\b"), "they have"), (re.compile(r"\bI'd\b"), "they would"),
+                 (re.compile(r"\bI'll\b"), "they will"), (re.compile(r"\bI\b"), "they"),
+                 (re.compile(r"(?i)\bmyself\b"), "themselves"), (re.compile(r"(?i)\bmine\b"), "theirs"),
+                 (re.compile(r"(?i)\bmy\b"), "their"), (re.compile(r"(?i)\bme\b"), "them"))
+
+
+def third_person(fact: str) -> str:
+    """A fact that speaks of "the learner" with the learner's own first person put in the third."""
+    if not re.search(r"(?i)\blearner\b", fact):
+        return fact
+    for pattern, third in _FIRST_PERSON:
+        fact = pattern.sub(lambda m, t=third: t.capitalize() if m.start() == 0 else t, fact)
+    return fact
+
+
+# A goal is the learner's to state: the extractor wrote "The learner's goal is to improve listening
+# practice." from "I did my first session yesterday, 40 minutes of listening practice" (trial of
+# 2026-12-03; the learner's goal was Portuguese with their grandmother). A fact that states a goal
+# needs a message that speaks of wanting or aiming at something.
+_GOAL_FACT = re.compile(r"(?i)\b(?:goal|aim|objective|aspires?|ambition)s?\b")
+_GOAL_WORDS = re.compile(r"(?i)\b(?:goals?|aim(?:s|ing)?|want(?:s|ed)?|wanna|would like|'d like|hope|hoping|"
+                         r"plan(?:ning)? to|trying to|try to|dream|wish|objective|ambition|working towards?)\b")
+
+
+def invented_goal(fact: str, source: str) -> bool:
+    return bool(_GOAL_FACT.search(fact)) and not _GOAL_WORDS.search(source)
 
 
 # Words that carry no content when two texts are compared ("learner" included: every fact says it).

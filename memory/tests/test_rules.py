@@ -161,3 +161,33 @@ def test_model_facts_are_stored_without_an_invented_gender():
                    {"fact_type": "progress", "content": "He practised piano for 40 minutes.", "confidence": 0.9}]},
         source="let's plan my week; I practised piano for 40 minutes yesterday")
     assert [f.content for f in kept] == ["The learner is planning their week."] and dropped == 1
+
+
+@pytest.mark.parametrize("fact,expected", [
+    # Seen in the trial of 2026-12-03.
+    ("The learner did their first session yesterday, 40 minutes of listening practice, but I was really tired.",
+     "The learner did their first session yesterday, 40 minutes of listening practice, but they were really tired."),
+    ("The learner says I'm busy and my evenings are full.",
+     "The learner says they are busy and their evenings are full."),
+    ("The learner said the course suits me.", "The learner said the course suits them."),
+    ("I practise scales every morning.", "I practise scales every morning."),  # not about "the learner": as said
+])
+def test_a_fact_about_the_learner_is_in_the_third_person(fact, expected):
+    assert rules.third_person(fact) == expected
+
+
+def test_a_goal_the_learner_never_stated_is_not_stored():
+    source = "I did my first session yesterday, 40 minutes of listening practice, but I was really tired"
+    kept, dropped = rules.validate_model_facts(
+        {"facts": [{"fact_type": "insight", "content": "The learner's goal is to improve listening practice.",
+                    "confidence": 0.8},
+                   {"fact_type": "progress", "content": "The learner did 40 minutes of listening practice, but I "
+                    "was really tired.", "confidence": 0.9}]}, source=source)
+    assert dropped == 1
+    assert [f.content for f in kept] == [
+        "The learner did 40 minutes of listening practice, but they were really tired."]
+    # Said by the learner, a goal is kept.
+    kept, dropped = rules.validate_model_facts(
+        {"facts": [{"fact_type": "insight", "content": "The learner's goal is to hold a conversation in Italian.",
+                    "confidence": 0.8}]}, source="I want to hold a conversation in Italian with my partner")
+    assert len(kept) == 1 and dropped == 0
