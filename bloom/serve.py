@@ -4,11 +4,11 @@ a listening socket of its own.
     python -m bloom.serve --host 127.0.0.1 --port 8000 --workers 2
 
 Why not `uvicorn --workers N` (uvicorn 0.54, the newest release), two defects measured here with
-the learner search (memory/README.md, "The web process"):
+the learner search (memory/README.md, "The web process, prepared statements and the speaker index"):
 
 - **Nagle's algorithm stays on.** uvicorn binds the socket it shares with its workers with
   `proto` 0; accepted connections inherit it, and asyncio turns TCP_NODELAY on only for sockets
-  that say IPPROTO_TCP. A response written as headers, then body, then waits for the client's
+  that say IPPROTO_TCP. A response written in two parts (headers, then body) waits for the client's
   delayed ACK, ~40 ms, on every keep-alive request after the first (uvicorn issue #3149): 64 ms
   p50 with 2 workers against 19 ms with 1.
 - **One worker takes every connection.** All workers wait on one socket, and the first to wake

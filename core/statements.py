@@ -4,10 +4,10 @@ Django binds parameters on the client and disables psycopg's prepared statements
 transaction-mode connection pooler keeps working), so PostgreSQL parses and plans each statement
 every time it runs. The hybrid memory search is one fixed text per shape with new parameters each
 time, and planning it cost 1.5 ms against 3.0 ms of execution at ~1,000 facts per learner
-(EXPLAIN ANALYZE, memory/README.md "Prepared statements"). Here, on PostgreSQL with the
-connection pool on (the default), it is bound on the server and prepared once per connection;
-PostgreSQL then plans it per its plan cache (a generic plan once that is no worse than the
-custom plans of the first five runs).
+(EXPLAIN ANALYZE; memory/README.md, "The web process, prepared statements and the speaker
+index"). Here, on PostgreSQL with the connection pool on (the default), it is bound on the
+server and prepared once per connection; PostgreSQL then plans it per its plan cache (a generic
+plan once that is no worse than the custom plans of the first five runs).
 
 `BLOOM_DB_PREPARED=0` turns this off, for a PgBouncer in transaction mode without
 `max_prepared_statements`; without the pool it is off too, since a new connection per request

@@ -4,8 +4,9 @@
 Search asks, for each capitalised word of a query, whether it starts one of the learner's facts
 as "<Name>:" (memory/speakers.py). A query's first word is usually capitalised and nobody's name
 ("Does", "Would"), so the LIKE 'Does:%' probe read every fact of the learner: 1.7 ms of
-execution at ~1,000 facts, a quarter of an in-process search (memory/README.md "Prepared
-statements and the speaker index"). Through this index each probe is one index look-up."""
+execution at ~1,000 facts, a quarter of an in-process search (memory/README.md, "The web
+process, prepared statements and the speaker index"). Through this index each probe is one
+index look-up."""
 
 from django.db import migrations
 
