@@ -29,7 +29,6 @@ import signal
 import socket
 import sys
 import time
-from typing import Any
 
 APP = "bloom.asgi:application"
 STARTUP_FAILURE = 3  # uvicorn's exit code for a worker that could not start
@@ -59,18 +58,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _config(args: argparse.Namespace) -> Any:
-    import uvicorn
-
-    return uvicorn.Config(args.app, host=args.host, port=args.port, log_level=args.log_level,
-                          access_log=args.access_log)
-
-
 def _serve(args: argparse.Namespace, reuse_port: bool) -> None:
     """One worker: its own socket, one uvicorn server on it (blocks until SIGINT/SIGTERM)."""
     import uvicorn
 
-    config = _config(args)
+    config = uvicorn.Config(args.app, host=args.host, port=args.port, log_level=args.log_level,
+                            access_log=args.access_log)
     try:
         sock = tcp_listener(args.host, args.port, reuse_port=reuse_port)
     except OSError as exc:
@@ -80,10 +73,6 @@ def _serve(args: argparse.Namespace, reuse_port: bool) -> None:
     server.run(sockets=[sock])
     if not server.started:
         sys.exit(STARTUP_FAILURE)
-
-
-def _worker_main(args: argparse.Namespace) -> None:
-    _serve(args, reuse_port=True)
 
 
 def _supervise(args: argparse.Namespace) -> int:
@@ -98,7 +87,7 @@ def _supervise(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, stop)
 
     def start() -> multiprocessing.process.BaseProcess:
-        worker = spawn.Process(target=_worker_main, args=(args,), daemon=False)
+        worker = spawn.Process(target=_serve, args=(args, True))
         worker.start()
         return worker
 

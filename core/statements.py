@@ -42,16 +42,18 @@ def _prepared_cursor() -> Any:
     return connection.make_debug_cursor(raw) if connection.queries_logged else connection.make_cursor(raw)
 
 
-def fetch_rows(sql: str, params: Mapping[str, Any] | Sequence[Any]) -> tuple[list[str], list[tuple]]:
-    """The column names and rows of one statement: prepared where `prepared_enabled()`, else
-    through Django's cursor (client-side binding; SQLite)."""
-    cursor = _prepared_cursor() if prepared_enabled() else connection.cursor()
+def fetch_rows(sql: str, params: Mapping[str, Any] | Sequence[Any], *,
+               prepare: bool = True) -> tuple[list[str], list[tuple]]:
+    """The column names and rows of one statement: prepared where `prepare` and
+    `prepared_enabled()`, else through Django's cursor (client-side binding; SQLite)."""
+    cursor = _prepared_cursor() if prepare and prepared_enabled() else connection.cursor()
     with cursor as cur:
         cur.execute(sql, params)
         return [c[0] for c in cur.description], cur.fetchall()
 
 
-def fetch_dicts(sql: str, params: Mapping[str, Any] | Sequence[Any]) -> list[dict[str, Any]]:
+def fetch_dicts(sql: str, params: Mapping[str, Any] | Sequence[Any], *,
+                prepare: bool = True) -> list[dict[str, Any]]:
     """The rows of one statement as dicts by column name (see `fetch_rows`)."""
-    cols, rows = fetch_rows(sql, params)
+    cols, rows = fetch_rows(sql, params, prepare=prepare)
     return [dict(zip(cols, row, strict=True)) for row in rows]

@@ -309,11 +309,12 @@ def _pg_search(*, learner_id: int | None, query: str, qvec: list[float], k: int,
         rows = statements.fetch_dicts(sql, params)  # prepared: planned once per pooled connection
     else:
         # Global: approximate HNSW; ef_search bounds recall vs speed (SET LOCAL: this transaction only).
-        with transaction.atomic(), connection.cursor() as cur:
-            cur.execute(f"SET LOCAL hnsw.ef_search = {int(conf.HNSW_EF_SEARCH)}")
-            cur.execute(sql, params)
-            cols = [c[0] for c in cur.description]
-            rows = [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
+        # Not prepared: the HNSW index needs the query vector as a constant in ORDER BY, and a
+        # generic plan would hold a parameter there.
+        with transaction.atomic():
+            with connection.cursor() as cur:
+                cur.execute(f"SET LOCAL hnsw.ef_search = {int(conf.HNSW_EF_SEARCH)}")
+            rows = statements.fetch_dicts(sql, params, prepare=False)
     return [_hit(r, vector=float(r["vsim"]), text=float(r["tscore"]), decay=float(r["decay"]),
                  score=float(r["score"])) for r in rows]
 

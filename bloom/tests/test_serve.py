@@ -40,7 +40,8 @@ def test_connections_accepted_from_the_listener_have_nodelay():
             writer.close()
             server.close()
 
-    assert tcp_listener("127.0.0.1", 0).proto == socket.IPPROTO_TCP
+    with tcp_listener("127.0.0.1", 0) as sock:
+        assert sock.proto == socket.IPPROTO_TCP
     assert asyncio.run(accepted_nodelay()) != 0
 
 

@@ -41,7 +41,7 @@ WHERE t.key_hash = %s AND t.revoked_at IS NULL AND c.is_active = %s
 
 def api_token_authenticate(*, raw: str) -> ApiToken | None:
     """The live token behind a raw Bearer value, its client attached (`token.client`), or None."""
-    found = statements.fetch_rows(_AUTHENTICATE_SQL, [hash_token(raw), True])[1]  # key_hash is unique
+    _, found = statements.fetch_rows(_AUTHENTICATE_SQL, [hash_token(raw), True])  # key_hash is unique
     if not found:
         return None
     row = found[0]

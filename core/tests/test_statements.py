@@ -13,13 +13,21 @@ from core import statements
 
 pytestmark = pytest.mark.django_db
 
-SQL = "SELECT %(a)s::int + n AS total, %(word)s::text AS word FROM generate_series(1, 3) AS n ORDER BY n"
+# Prepared statements live as long as the database session, not the test's transaction, and a
+# pooled connection can serve several tests: each test marks its statement with its own name so
+# what another test prepared is never counted.
+SQL = ("SELECT %(a)s::int + n AS total, %(word)s::text AS word FROM generate_series(1, 3) AS n "
+       "ORDER BY n /* {mark} */")
 
 
-def _prepared_runs() -> int | None:
+def _sql(request) -> str:
+    return SQL.format(mark=request.node.name)
+
+
+def _prepared_runs(request) -> int | None:
     with connection.cursor() as cur:
-        cur.execute("SELECT generic_plans + custom_plans FROM pg_prepared_statements "
-                    "WHERE statement LIKE '%%generate_series(1, 3)%%'")
+        cur.execute("SELECT generic_plans + custom_plans FROM pg_prepared_statements WHERE statement LIKE %s",
+                    [f"%/* {request.node.name} */%"])
         row = cur.fetchone()
     return None if row is None else row[0]
 
@@ -30,21 +38,24 @@ def postgresql():
         pytest.skip("prepared statements are PostgreSQL's")
 
 
-def test_a_statement_is_prepared_once_and_reused(postgresql):
+def test_a_statement_is_prepared_once_and_reused(postgresql, request):
     assert statements.prepared_enabled()  # the suite runs with the pool, as production does
-    first = statements.fetch_dicts(SQL, {"a": 10, "word": "x"})
-    again = statements.fetch_dicts(SQL, {"a": 20, "word": "y"})
+    first = statements.fetch_dicts(_sql(request), {"a": 10, "word": "x"})
+    again = statements.fetch_dicts(_sql(request), {"a": 20, "word": "y"})
     assert first == [{"total": 11, "word": "x"}, {"total": 12, "word": "x"}, {"total": 13, "word": "x"}]
     assert [r["total"] for r in again] == [21, 22, 23]
-    assert _prepared_runs() == 2
+    assert _prepared_runs(request) == 2
 
 
-def test_with_the_setting_off_nothing_is_prepared(postgresql):
+def test_with_the_setting_off_nothing_is_prepared(postgresql, request):
     with override_settings(BLOOM_DB_PREPARED=False):
         assert not statements.prepared_enabled()
-        cols, rows = statements.fetch_rows(SQL, {"a": 1, "word": "z"})
+        cols, rows = statements.fetch_rows(_sql(request), {"a": 1, "word": "z"})
     assert cols == ["total", "word"] and rows == [(2, "z"), (3, "z"), (4, "z")]
-    assert _prepared_runs() is None
+    assert _prepared_runs(request) is None
+    # Asked not to prepare, the setting on changes nothing either.
+    statements.fetch_rows(_sql(request), {"a": 1, "word": "z"}, prepare=False)
+    assert _prepared_runs(request) is None
 
 
 def test_a_bad_statement_raises_djangos_database_error(postgresql):

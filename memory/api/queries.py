@@ -36,7 +36,7 @@ def learner_for(*, research_id, client_id: int | None, staff: bool) -> Learner |
     research id and client are loaded."""
     if not staff and client_id is None:
         return None
-    found = statements.fetch_rows(_LEARNER_SQL, [rows.db_value(Learner, "research_id", research_id)])[1]
+    _, found = statements.fetch_rows(_LEARNER_SQL, [rows.db_value(Learner, "research_id", research_id)])
     row = found[0] if found else None  # research_id is unique
     if row is None or (not staff and row[2] != client_id):
         return None
