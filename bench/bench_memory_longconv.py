@@ -48,9 +48,13 @@ KS = (1, 5, 10)
 _FLAGS = ("SPEAKER_AWARE", "SECOND_HOP_TEXT_ONLY", "LEARNER_ROWS_FIRST")  # selectors' module switches
 VARIANTS: dict[str, dict] = {"hybrid-nospeaker": {"SPEAKER_AWARE": False}, "hybrid-nohop": {
     "BLOOM_MEMORY_SEARCH_SECOND_HOP": False}, "hybrid-hopfull": {"SECOND_HOP_TEXT_ONLY": False},
-    "hybrid-nolf": {"LEARNER_ROWS_FIRST": False}, "hybrid": {}}
+    "hybrid-nolf": {"LEARNER_ROWS_FIRST": False}, "hybrid-nohub": {"HUB_WEIGHT": 0.0}, "hybrid": {}}
 VARIANTS.update({f"hybrid-w{w}": {"W_VECTOR": float(w)}
                  for w in os.environ.get("BENCH_LONGCONV_WEIGHTS", "0.7").split(",") if w.strip()})
+# "hybrid-hub<x>": hubness weight x instead of memory.conf.SEARCH_HUB_WEIGHT (BENCH_LONGCONV_HUB,
+# comma-separated); "hybrid-nohub" is the search before hubness (README "Hubness").
+VARIANTS.update({f"hybrid-hub{w}": {"HUB_WEIGHT": float(w)}
+                 for w in os.environ.get("BENCH_LONGCONV_HUB", "").split(",") if w.strip()})
 EXTRAS = True  # send occurred_at and external_id with each turn (fields added with the batch endpoint)
 CATEGORIES = ("single-hop", "multi-hop", "temporal", "inference")
 # "dense-topics": the dense baseline plus TOPIC_ALPHA x the cosine between the question's and the
@@ -167,6 +171,11 @@ def evaluate(*, quick: bool = False) -> dict:
             turns_of_text: dict[str, set[str]] = defaultdict(set)
             for t, text in zip(conv["turns"], texts, strict=True):
                 turns_of_text[rules.content_hash(text)].add(t["id"])
+            _hubness_drift(out, learner_id=learner.pk)
+            if os.environ.get("BENCH_LONGCONV_REFRESH"):  # exact hubness, as after the daily consolidation
+                from memory.services.hubness import hubness_refresh
+
+                hubness_refresh(learner_id=learner.pk)
             fact_turns = {fid: turns_of_text.get(h, set()) for fid, h in
                           Fact.objects.filter(learner_id=learner.pk).values_list("id", "content_hash")}
             mat = np.asarray(vectors, dtype=np.float32)
@@ -194,7 +203,9 @@ def evaluate(*, quick: bool = False) -> dict:
                         setattr(selectors, flag, overrides.get(flag, True))
                     who = speakers.named_speakers(learner_id=learner.pk, query=q["question"]) if aware else []
                     embed_query(speakers.embedding_text(q["question"], who))  # the vector it uses, cached now
-                    w = (conf.SEARCH_W_VECTOR, conf.SEARCH_W_TEXT)
+                    w = (conf.SEARCH_W_VECTOR, conf.SEARCH_W_TEXT, conf.SEARCH_HUB_WEIGHT)
+                    if "HUB_WEIGHT" in overrides:
+                        conf.SEARCH_HUB_WEIGHT = overrides["HUB_WEIGHT"]
                     if "W_VECTOR" in overrides:
                         conf.SEARCH_W_VECTOR, conf.SEARCH_W_TEXT = overrides["W_VECTOR"], 1 - overrides["W_VECTOR"]
                     with override_settings(**{k: v for k, v in overrides.items() if k.startswith("BLOOM_")}):
@@ -203,7 +214,7 @@ def evaluate(*, quick: bool = False) -> dict:
                         out["lat"][f"{system}_vec"].append(time.perf_counter() - t0)
                     for flag in _FLAGS:
                         setattr(selectors, flag, True)
-                    conf.SEARCH_W_VECTOR, conf.SEARCH_W_TEXT = w
+                    conf.SEARCH_W_VECTOR, conf.SEARCH_W_TEXT, conf.SEARCH_HUB_WEIGHT = w
                     found[system] = [fact_turns.get(h["fact_id"], set()) for h in hits]
                 for system, ranked in found.items():
                     for k in KS:
@@ -221,6 +232,23 @@ def evaluate(*, quick: bool = False) -> dict:
 
         _cleanup(client)
     return out
+
+
+def _hubness_drift(out: dict, *, learner_id: int) -> None:
+    """How far the hubness ingest kept incrementally is from the exact values the daily
+    consolidation computes (memory.services.hubness); the search above uses ingest's."""
+    from memory.hubness import exact_neighbour_cosines, hubness_of
+    from memory.models import Fact
+    from memory.vectors import as_array
+
+    rows = list(Fact.objects.filter(learner_id=learner_id, superseded_by__isnull=True, embedding__isnull=False)
+                .values_list("embedding", "hubness"))
+    mat = np.vstack([as_array(r[0]) for r in rows])
+    mat /= np.linalg.norm(mat, axis=1, keepdims=True)
+    diffs = [abs(hubness_of(c) - r[1]) for c, r in zip(exact_neighbour_cosines(mat), rows, strict=True)]
+    out["ingest"]["hub_facts"] += len(diffs)
+    out["ingest"]["hub_off"] += sum(1 for d in diffs if d > 1e-4)
+    out["ingest"]["hub_maxdiff"] = max(out["ingest"]["hub_maxdiff"], max(diffs))
 
 
 def table(out: dict) -> str:
@@ -244,6 +272,8 @@ def table(out: dict) -> str:
     lines.append(f"ingest: {ing['turns']} turns, embed {ing['embed_s']:.1f} s, store {ing['store_s']:.1f} s "
                  f"({ing['turns'] / max(ing['store_s'], 1e-9):.0f} turns/s); created {ing['created']}, "
                  f"merged {ing['strengthened']}, exact duplicates {ing['duplicates']}, surprises {ing['surprises']}")
+    lines.append(f"hubness kept by ingest vs exact: {ing['hub_off']} of {ing['hub_facts']} facts differ, "
+                 f"largest difference {ing['hub_maxdiff']:.4f}")
     return "\n".join(lines)
 
 

@@ -43,6 +43,12 @@ def evaluate(k: int = 5, weights: tuple[float, ...] = ()) -> dict:
                 out["default" if w is None else f"w{w}"] = _score(data, learners, k, search_memory)
             finally:
                 conf.SEARCH_W_VECTOR, conf.SEARCH_W_TEXT = default
+        hub = conf.SEARCH_HUB_WEIGHT
+        conf.SEARCH_HUB_WEIGHT = 0.0  # "nohub": the search before hubness (memory/README.md "Hubness")
+        try:
+            out["nohub"] = _score(data, learners, k, search_memory)
+        finally:
+            conf.SEARCH_HUB_WEIGHT = hub
         return out
     finally:
         client.delete()

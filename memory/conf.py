@@ -73,6 +73,12 @@ CONTEXT_SUMMARY_MAX_CHARS = 1200
 # set (retrieval_v1) was unchanged in every figure; 0.95 and 1.0 cost that set's MRR and recall@1.
 SEARCH_W_VECTOR = 0.9
 SEARCH_W_TEXT = 0.1
+# Hubness reduction (memory/hubness.py): a fact's vector score is its cosine to the query minus
+# SEARCH_HUB_WEIGHT x its hubness, the mean cosine to its SEARCH_HUB_K nearest other facts of the
+# learner. Chosen on the first three long conversations, checked on the other three (README
+# "Hubness": k 3, 5, 10 and weights 0.5-1.25 swept).
+SEARCH_HUB_K = 3
+SEARCH_HUB_WEIGHT = 0.75
 # pgvector HNSW: m=32, ef_construction=128 (migration 0010, measured at 1M facts); ef_search used
 # for global queries.
 HNSW_M = 32

@@ -117,7 +117,8 @@ def search_memory(*, learner_id: int, query: str, limit: int = 10, touch: bool =
                   include_superseded: bool = False, query_embedding: list[float] | None = None,
                   public_refs: bool = False) -> list[dict[str, Any]]:
     """Hybrid search over one learner's facts (archived and cold ones included): score =
-    (0.9·cosine + 0.1·text, memory.conf) × max(0.3, exp(-0.05·days since last access)). Per-learner search is an
+    (0.9·(cosine + 0.75·(1 − hubness)) + 0.1·text, memory.conf; hubness: memory/hubness.py) ×
+    max(0.3, exp(-0.05·days since last access)). Per-learner search is an
     exact scan of that learner's rows (measured faster than a filtered HNSW at this size, and exact).
     A query naming a speaker of the learner's "<Name>: ..." facts searches that speaker's facts,
     its vector made without the name (memory/speakers.py).
@@ -173,7 +174,8 @@ def _json(value: Any) -> dict[str, Any]:
     return json.loads(value) if isinstance(value, str) else (value or {})
 
 
-def _hit(row: dict[str, Any], *, vector: float, text: float, decay: float, score: float) -> dict[str, Any]:
+def _hit(row: dict[str, Any], *, vector: float, text: float, decay: float, hubness: float,
+         score: float) -> dict[str, Any]:
     return {
         "fact_id": row["id"], "learner_id": row["learner_id"], "fact_type": row["fact_type"], "content": row["content"],
         "source": {"message_id": row["source_message_id"], "conversation_id": row["conversation_id"],
@@ -183,7 +185,8 @@ def _hit(row: dict[str, Any], *, vector: float, text: float, decay: float, score
         "confidence": row["confidence"],
         "occurred_at": row["occurred_at"].isoformat() if row["occurred_at"] else None,
         "external_id": row["external_id"], "metadata": _json(row["metadata"]), "score": round(score, 6),
-        "parts": {"vector": round(vector, 6), "text": round(text, 6), "decay": round(decay, 6)},
+        "parts": {"vector": round(vector, 6), "text": round(text, 6), "decay": round(decay, 6),
+                  "hubness": round(hubness, 6)},
         **({"public": tuple(row[c] for c in _PUBLIC_COLUMNS)} if "pub_fact" in row else {}),
     }
 
@@ -207,7 +210,7 @@ scored AS (
     SELECT f.id, f.learner_id, f.fact_type, f.content, f.source_message_id, m.conversation_id, f.source_agent,
            f.created_at, f.last_accessed_at, f.tier, f.archived, f.surprise, f.confidence, f.occurred_at,
            f.external_id, f.metadata,
-           GREATEST(0.0, 1 - (f.embedding <=> q.v)) AS vsim,
+           GREATEST(0.0, 1 - (f.embedding <=> q.v)) AS vsim, f.hubness,
            COALESCE(txt.r / NULLIF(MAX(txt.r) OVER (), 0), 0.0) AS tscore,
            GREATEST(%(floor)s, EXP(-%(lam)s * GREATEST(0.0,
                EXTRACT(EPOCH FROM (%(now)s::timestamptz - f.last_accessed_at)) / 86400.0))) AS decay
@@ -215,7 +218,7 @@ scored AS (
     LEFT JOIN txt ON txt.id = f.id
     LEFT JOIN coaching_message m ON m.id = f.source_message_id
 )
-SELECT *, (%(wv)s * vsim + %(wt)s * tscore) * decay AS score FROM scored
+SELECT *, (%(wv)s * (vsim + %(hw)s * (1 - hubness)) + %(wt)s * tscore) * decay AS score FROM scored
 ORDER BY score DESC, id DESC LIMIT %(limit)s
 """
 # The vector side, left out of the text-only statement of the second hop (its hits must name a
@@ -233,7 +236,7 @@ vec AS (
 # with 6 matches; memory/README.md, "Per-learner search at 1M facts").
 _LEARNER_ROWS_CTE = """
 lf AS MATERIALIZED (
-    SELECT f.id, f.embedding, f.content_tsv FROM memory_fact f WHERE {where}
+    SELECT f.id, f.embedding, f.content_tsv, f.hubness FROM memory_fact f WHERE {where}
 ),"""
 
 
@@ -258,7 +261,8 @@ def hybrid_statement(*, learner_id: int | None, query: str, qvec: list[float], k
     terms = _tokens(query)
     params: dict[str, Any] = {"vec": _vector_literal(qvec), "k": k, "limit": limit, "now": now,
                               "floor": conf.DECAY_FLOOR, "lam": conf.DECAY_LAMBDA, "wv": conf.SEARCH_W_VECTOR,
-                              "wt": conf.SEARCH_W_TEXT, "learner": learner_id, "tsq": " | ".join(terms[:32])}
+                              "wt": conf.SEARCH_W_TEXT, "hw": conf.SEARCH_HUB_WEIGHT, "learner": learner_id,
+                              "tsq": " | ".join(terms[:32])}
     tsq = "to_tsquery('english', %(tsq)s)" if terms else "NULL::tsquery"
     current = "" if include_superseded else " AND f.superseded_by_id IS NULL"
     if who:
@@ -267,7 +271,11 @@ def hybrid_statement(*, learner_id: int | None, query: str, qvec: list[float], k
     # Per learner the query vector comes from the q CTE (an exact scan of the learner's rows);
     # globally it must be a constant in ORDER BY for the HNSW index to serve it.
     where = ("f.learner_id = %(learner)s" if learner_id is not None else "TRUE") + current
-    order = "f.embedding <=> q.v" if learner_id is not None else "f.embedding <=> %(vec)s::vector"
+    # Per learner the vector candidates are the best by cosine minus hubness (memory/hubness.py), as
+    # they are scored; globally the HNSW index can only order by distance, and hubness is applied
+    # to its candidates' scores.
+    order = ("(f.embedding <=> q.v) + %(hw)s * f.hubness" if learner_id is not None
+             else "f.embedding <=> %(vec)s::vector")
     rows_cte, rows = "", "memory_fact"
     if learner_id is not None and LEARNER_ROWS_FIRST:
         rows_cte, rows, where = _LEARNER_ROWS_CTE.format(where=where), "lf", "TRUE"
@@ -316,7 +324,7 @@ def _pg_search(*, learner_id: int | None, query: str, qvec: list[float], k: int,
                 cur.execute(f"SET LOCAL hnsw.ef_search = {int(conf.HNSW_EF_SEARCH)}")
             rows = statements.fetch_dicts(sql, params, prepare=False)
     return [_hit(r, vector=float(r["vsim"]), text=float(r["tscore"]), decay=float(r["decay"]),
-                 score=float(r["score"])) for r in rows]
+                 hubness=float(r["hubness"]), score=float(r["score"])) for r in rows]
 
 
 def _second_hop(*, learner_id: int, query: str, results: list[dict[str, Any]], limit: int, qvec: list[float],
@@ -347,6 +355,13 @@ def _second_hop(*, learner_id: int, query: str, results: list[dict[str, Any]], l
     return merged[:limit]
 
 
+def vector_text_score(*, vector: float, text: float, hubness: float) -> float:
+    """The hybrid score before decay, as the PostgreSQL statement computes it: the vector part is
+    the cosine minus SEARCH_HUB_WEIGHT x hubness, shifted by SEARCH_HUB_WEIGHT so that it stays
+    non-negative (decay multiplies the score; the shift changes no order between equal decays)."""
+    return conf.SEARCH_W_VECTOR * (vector + conf.SEARCH_HUB_WEIGHT * (1 - hubness)) + conf.SEARCH_W_TEXT * text
+
+
 def _scan_search(*, learner_id: int | None, query: str, qvec: list[float], limit: int,
                  now: Any, include_superseded: bool = False, who: list[str] | None = None) -> list[dict[str, Any]]:
     candidates = _scan_candidates(learner_id=learner_id, query=query, qvec=qvec, include_superseded=include_superseded,
@@ -354,7 +369,7 @@ def _scan_search(*, learner_id: int | None, query: str, qvec: list[float], limit
     ranked = []
     for c in candidates:
         decay = rules.decay_score(c["last_accessed_at"], now)
-        score = (conf.SEARCH_W_VECTOR * c["vector"] + conf.SEARCH_W_TEXT * c["text"]) * decay
+        score = vector_text_score(vector=c["vector"], text=c["text"], hubness=c["hubness"]) * decay
         ranked.append((score, decay, c))
     ranked.sort(key=lambda t: (-t[0], -t[2]["id"]))
     top = ranked[:limit]
@@ -362,7 +377,7 @@ def _scan_search(*, learner_id: int | None, query: str, qvec: list[float], limit
         "id", "learner_id", "fact_type", "content", "source_message_id", "source_agent", "created_at",
         "last_accessed_at", "tier", "archived", "surprise", "confidence", "occurred_at", "external_id", "metadata",
         conversation_id=F("source_message__conversation_id"))}
-    return [_hit(meta[c["id"]], vector=c["vector"], text=c["text"], decay=decay, score=score)
+    return [_hit(meta[c["id"]], vector=c["vector"], text=c["text"], decay=decay, hubness=c["hubness"], score=score)
             for score, decay, c in top if c["id"] in meta]
 
 
@@ -376,7 +391,7 @@ def _scan_candidates(*, learner_id: int | None, query: str, qvec: list[float],
         qs = qs.filter(superseded_by__isnull=True)
     if learner_id is not None:
         qs = qs.filter(learner_id=learner_id)
-    rows = list(qs.values_list("id", "last_accessed_at", "content", "embedding"))
+    rows = list(qs.values_list("id", "last_accessed_at", "content", "embedding", "hubness"))
     if not rows:
         return []
     from memory.vectors import as_array
@@ -388,9 +403,10 @@ def _scan_candidates(*, learner_id: int | None, query: str, qvec: list[float],
     sims = mat @ q
     terms = set(_tokens(query))
     out = []
-    for (fid, last, content, _), sim in zip(rows, sims, strict=True):
+    for (fid, last, content, _, hub), sim in zip(rows, sims, strict=True):
         overlap = len(terms & set(_tokens(content))) / len(terms) if terms else 0.0
-        out.append({"id": fid, "last_accessed_at": last, "vector": max(0.0, float(sim)), "text": overlap})
+        out.append({"id": fid, "last_accessed_at": last, "vector": max(0.0, float(sim)), "text": overlap,
+                    "hubness": hub})
     return out
 
 

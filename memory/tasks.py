@@ -17,6 +17,7 @@ from memory.extraction import FACTS_SCHEMA, extraction_messages, summary_message
 from memory.models import ExtractionRun, Fact
 from memory.services.consolidation import facts_consolidate
 from memory.services.entities import FactSpans, entities_record_many
+from memory.services.hubness import hubness_refresh
 from memory.services.ingest import extraction_record
 from memory.services.summaries import facts_archive_covered, summary_create, summary_enqueue_if_due
 from memory.services.tiers import tiers_apply
@@ -143,14 +144,15 @@ def decay_tiers() -> dict[str, int]:
 
 @shared_task(name="memory.consolidate")
 def consolidate() -> dict[str, int]:
-    """Offline: merge near-duplicates per learner, archive summarised old facts, and enqueue summaries
-    that are due (a learner who stopped chatting still gets one)."""
+    """Offline: merge near-duplicates per learner, recompute their hubness exactly, archive summarised
+    old facts, and enqueue summaries that are due (a learner who stopped chatting still gets one)."""
     merged = 0
     learners = (Fact.objects.values("learner_id")
                 .annotate(n=Count("id", filter=Q(superseded_by__isnull=True, surprise=False)))
                 .filter(n__gte=2).values_list("learner_id", flat=True))
     for learner_id in learners:
         merged += facts_consolidate(learner_id=learner_id)["merged"]
+        hubness_refresh(learner_id=learner_id)  # exact, after the merges changed who is live
         summary_enqueue_if_due(learner_id=learner_id)
     archived = facts_archive_covered()
     return {"merged": merged, "archived": archived}

@@ -155,6 +155,8 @@ class SearchPartsSerializer(serializers.Serializer):
     vector = serializers.FloatField()
     text = serializers.FloatField()
     decay = serializers.FloatField()
+    hubness = serializers.FloatField(help_text="mean cosine of the fact to its nearest other facts of the learner; "
+                                               "the vector part counts cosine - 0.75 x hubness")
 
 
 class SearchHitSerializer(serializers.Serializer):

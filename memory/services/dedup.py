@@ -13,7 +13,9 @@ from memory import comparison, conf, rules
 from memory.models import Fact
 from memory.vectors import as_array
 
-NEIGHBOURS = 5  # candidates per new fact that the rules look at, most similar first
+# Candidates per new fact that the rules look at, most similar first; also where a new fact's
+# hubness comes from (services.ingest), so at least conf.SEARCH_HUB_K (a test checks).
+NEIGHBOURS = 5
 
 
 def nearest_facts(*, learner_id: int, vectors: list[np.ndarray]) -> list[list[tuple[int, str, float]]]:

@@ -16,7 +16,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from core.outbox.services import outbox_enqueue
-from memory import rules
+from memory import hubness, rules
 from memory.models import ExtractionRun, Fact, FactHistory
 from memory.services import dedup
 from memory.services.history import fact_snapshot, message_conversation_ref, public_refs
@@ -87,6 +87,7 @@ class _Planned:
     conflict: tuple[Any, float, str] | None = None  # (target, cosine, rule)
     obj: Fact | None = None
     duplicate_of: int | None = None  # a concurrent writer stored the same text first
+    neighbour_cosines: list[float] = field(default_factory=list)  # memory/hubness.py
 
     @property
     def pk(self) -> int | None:
@@ -164,6 +165,7 @@ def _ingest_set(*, learner_id: int, facts: list[rules.CleanFact], embeddings: li
             batch_ext[ext] = p
         decisions.append((i, "surprise" if p.conflict else "created", p, p.conflict[1] if p.conflict else None,
                           p.conflict[2] if p.conflict else ""))
+    _plan_hubness(planned, db_near)
     _insert_planned(planned, learner_id=learner_id, source_message_id=source_message_id, source_agent=source_agent,
                     now=now, service=service)
     fid = lambda t: t.pk if isinstance(t, _Planned) else t  # noqa: E731 - a planned fact or a fact id
@@ -186,6 +188,22 @@ def _ingest_set(*, learner_id: int, facts: list[rules.CleanFact], embeddings: li
         result.items.append(item)
 
 
+def _plan_hubness(planned: list[_Planned], db_near: dict[int, list[tuple[int, str, float]]]) -> None:
+    """The neighbour cosines of the new facts (memory/hubness.py), from the nearest stored facts
+    the duplicate rules fetched and from the other new facts of this call: exact when stored.
+    The older facts a new fact comes near are not rewritten here: an UPDATE of a fact row also
+    writes its entries in every index of the table, the HNSW index included, and halved the ingest
+    rate (memory/README.md, "Hubness"); the daily consolidation recomputes them exactly."""
+    if not planned:
+        return
+    mat = np.vstack([p.unit for p in planned])
+    within = mat @ mat.T
+    np.fill_diagonal(within, -np.inf)
+    for n, p in enumerate(planned):
+        near = [sim for _, _, sim in db_near.get(p.index, [])]
+        p.neighbour_cosines = hubness.top_cosines([], near + list(within[n][within[n] > -np.inf]))
+
+
 def _insert_planned(planned: list[_Planned], *, learner_id: int, source_message_id: int | None, source_agent: str,
                     now: datetime, service: str) -> None:
     """One bulk insert for the new facts (conflict targets inside the batch are inserted first, as
@@ -199,6 +217,7 @@ def _insert_planned(planned: list[_Planned], *, learner_id: int, source_message_
             conflicts_with_id=target if isinstance(target, int) else None,
             surprise_reason=p.conflict[2] if p.conflict else "",
             occurred_at=p.extra.occurred_at, external_id=p.extra.external_id[:200], metadata=p.extra.metadata or {},
+            neighbour_cosines=p.neighbour_cosines, hubness=hubness.hubness_of(p.neighbour_cosines),
         )
     if not planned:
         return

@@ -104,25 +104,30 @@ def test_every_history_row_a_client_reads_names_rows_by_public_id(client_and_lea
 def test_migration_0008_rewrites_stored_integer_keys(make_learner):
     """Rows as the code before wrote them (integers) are rewritten to public ids; a key whose row
     is gone becomes null; counts stay as they are."""
+    target = [("memory", "0007_summary_public_id")]
     executor = MigrationExecutor(connection)
-    executor.migrate([("memory", "0007_summary_public_id")])
+    executor.migrate(target)
+    # The models as they were at 0007 (today's Fact has columns added by later migrations).
+    state = executor.loader.project_state(target).apps
+    OldFact, OldSummary, OldHistory = (state.get_model("memory", name) for name in ("Fact", "Summary", "FactHistory"))
     try:
         learner = make_learner()
         conversation = Conversation.objects.create(learner=learner)
         message = Message.objects.create(conversation=conversation, role="learner", content="hi")
         now = timezone.now()
-        old, new = (Fact.objects.create(learner=learner, fact_type="preference", content=c, content_hash=c,
-                                        last_accessed_at=now) for c in ("old goal", "new goal"))
-        summary = Summary.objects.create(learner=learner, period_start=now, period_end=now, text="s", fact_count=1)
+        old, new = (OldFact.objects.create(learner_id=learner.pk, fact_type="preference", content=c, content_hash=c,
+                                           last_accessed_at=now) for c in ("old goal", "new goal"))
+        summary = OldSummary.objects.create(learner_id=learner.pk, period_start=now, period_end=now, text="s",
+                                            fact_count=1)
         gone = new.pk + 1000
         rows = [
-            FactHistory.objects.create(fact=old, change="superseded", service="t",
+            OldHistory.objects.create(fact=old, change="superseded", service="t",
                                        before={"superseded_by": None, "summary": None, "access_count": 3},
                                        after={"superseded_by": new.pk, "summary": summary.pk, "by": new.pk}),
-            FactHistory.objects.create(fact=new, change="strengthened", service="t", before=None,
+            OldHistory.objects.create(fact=new, change="strengthened", service="t", before=None,
                                        after={"replaces": old.pk, "merged": gone, "conflicts_with": old.pk,
                                               "source_message": message.pk, "access_count": 1}),
-            FactHistory.objects.create(fact=new, change="tier", service="t", before={"tier": "hot"},
+            OldHistory.objects.create(fact=new, change="tier", service="t", before={"tier": "hot"},
                                        after={"tier": "warm"}),
         ]
         executor = MigrationExecutor(connection)

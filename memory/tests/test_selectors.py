@@ -59,10 +59,11 @@ def test_search_returns_passage_with_sources_and_counts_access(learner, make_lea
     top = results[0]
     assert top["content"] == "The learner gets distracted by their phone at home."
     assert top["source"] == {"message_id": msg.pk, "conversation_id": msg.conversation_id, "agent": ""}
-    assert set(top["parts"]) == {"vector", "text", "decay"} and top["parts"]["decay"] == pytest.approx(1.0, abs=1e-3)
-    assert top["score"] == pytest.approx((conf.SEARCH_W_VECTOR * top["parts"]["vector"]
-                                            + conf.SEARCH_W_TEXT * top["parts"]["text"])
-                                         * top["parts"]["decay"], abs=1e-4)
+    parts = top["parts"]
+    assert set(parts) == {"vector", "text", "decay", "hubness"} and parts["decay"] == pytest.approx(1.0, abs=1e-3)
+    assert top["score"] == pytest.approx((conf.SEARCH_W_VECTOR * (parts["vector"] + conf.SEARCH_HUB_WEIGHT
+                                                                   * (1 - parts["hubness"]))
+                                          + conf.SEARCH_W_TEXT * parts["text"]) * parts["decay"], abs=1e-4)
     assert all(r["learner_id"] == learner.pk for r in results)
     assert Fact.objects.get(pk=top["fact_id"]).access_count == 1
     glob = selectors.search_memory_global(query="distracted by phone", limit=5, touch=False)

@@ -121,7 +121,9 @@ def test_hybrid_is_one_query_and_its_parts_add_up(learner):
         cos = cosine(fact.embedding, qvec)
         assert h["parts"]["vector"] == pytest.approx(max(0.0, cos), abs=1e-4)
         assert h["parts"]["decay"] == pytest.approx(rules.decay_score(fact.last_accessed_at, now), abs=1e-3)
-        assert h["score"] == pytest.approx((conf.SEARCH_W_VECTOR * h["parts"]["vector"]
+        assert h["parts"]["hubness"] == pytest.approx(fact.hubness, abs=1e-6)
+        assert h["score"] == pytest.approx((conf.SEARCH_W_VECTOR * (h["parts"]["vector"] + conf.SEARCH_HUB_WEIGHT
+                                                                     * (1 - fact.hubness))
                                             + conf.SEARCH_W_TEXT * h["parts"]["text"])
                                            * h["parts"]["decay"], abs=1e-5)
         assert 0.0 <= h["parts"]["text"] <= 1.0
