@@ -129,6 +129,9 @@ if DB_VENDOR == "postgresql":
     # waits up to BLOOM_DB_POOL_TIMEOUT seconds for a connection.
     if pool_max := env_int("BLOOM_DB_POOL_MAX", 40, minimum=0):
         DATABASES["default"]["CONN_MAX_AGE"] = 0  # Django: a pool replaces persistent connections
+        # core/pool_check.py's check instead of Django's round trip per checkout (CONN_HEALTH_CHECKS
+        # would pass Django's; core.apps installs ours on the pool).
+        DATABASES["default"]["CONN_HEALTH_CHECKS"] = False
         DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
             "min_size": 1, "max_size": pool_max,
             "timeout": env_int("BLOOM_DB_POOL_TIMEOUT", 30, minimum=1)}
