@@ -88,6 +88,11 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
 ]
 
+# The admin's flash messages kept in the session, not in a signed cookie: the cookie storage built
+# a cookie signer on every request, the API's included (3.6 % of a web worker's CPU per memory
+# search in py-spy; memory/README.md "Hubness" round); the session is read only when a page shows
+# or adds a message.
+MESSAGE_STORAGE = "django.contrib.messages.storage.session.SessionStorage"
 ROOT_URLCONF = "bloom.urls"
 TEMPLATES = [
     {
