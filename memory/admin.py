@@ -29,7 +29,7 @@ class FactHistoryInline(admin.TabularInline):
 @admin.register(Fact)
 class FactAdmin(ReadOnlyAdmin):
     list_display = ("id", "learner", "fact_type", "short", "confidence", "tier", "archived", "surprise",
-                    "superseded_by_id", "valid_to", "access_count", "created_at", "last_accessed_at")
+                    "hubness", "superseded_by_id", "valid_to", "access_count", "created_at", "last_accessed_at")
     list_filter = ("fact_type", "tier", "archived", "surprise", "source_agent")
     search_fields = ("content", "learner__display_name")
     raw_id_fields = ("learner", "source_message", "conflicts_with", "superseded_by", "summary")

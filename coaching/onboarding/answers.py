@@ -110,6 +110,18 @@ CORRECTION = re.compile(r"(?i)^\s*(?:(?:actually|wait|sorry|oops|correction|no|n
                          r"on second thought|let me change|change of plan)\b[\s,:!.-]*)+")
 
 
+# A change of mind inside one answer: "maybe 4 hours? actually no, make it 3" was stored as 4 h (a
+# trial of 2026-12-03: the first number won). The words after the last marker are the answer.
+_MIND_CHANGE = re.compile(r"(?i)\b(?:actually|no wait|wait|i mean|or rather|rather|scratch that|make (?:it|that)|"
+                          r"on second thought|correction)\b")
+
+
+def after_change_of_mind(text: str) -> str | None:
+    """What follows the last change-of-mind marker of an answer, or None when there is none."""
+    parts = _MIND_CHANGE.split(text)
+    return parts[-1].strip(" ,.:;!?-—–") or None if len(parts) > 1 else None
+
+
 _REASON_CLAUSE = re.compile(r"(?i),\s+(?=(?:my|our|i|i'm|we|we're|she|he|they|it's|there's)\s+\w+)")
 
 

@@ -11,6 +11,7 @@ from decimal import Decimal
 from coaching.models import BestTime, GoalCategory, OnboardingStep
 from coaching.onboarding.answers import (
     CORRECTION,
+    after_change_of_mind,
     extract_goal,
     goal_correction,
     is_bare_question,
@@ -194,7 +195,11 @@ def advance(answers: OnboardingAnswers, text: str, *, rejected_in_row: int = 0) 
     updates = {}
     if step in _STEP_ANSWERS:
         field, parse, out_of_range = _STEP_ANSWERS[step]
-        value = parse(text)
+        # The value the learner settled on: after a change of mind when one is readable there.
+        revised = after_change_of_mind(text)
+        value = parse(revised) if revised else None
+        if value in (None, ""):
+            value = parse(text)
         if value in (None, ""):
             if out_of_range:  # a number outside its range is re-asked, never defaulted
                 return _reject(step, _failed_kind(text), out_of_range)

@@ -53,6 +53,10 @@ CATEGORY_NAMES = {
     "music": GoalCategory.MUSIC, "art": GoalCategory.ART, "creative": GoalCategory.ART,
     "sport": GoalCategory.SPORT, "fitness": GoalCategory.SPORT, "sport/fitness": GoalCategory.SPORT,
     "sports": GoalCategory.SPORT, "other": GoalCategory.OTHER, "something else": GoalCategory.OTHER,
+    # An area named by its adjective ("maybe something musical?" got the off-topic deferral in a
+    # trial of 2026-12-03, where "something with music" got the area's follow-up question).
+    "musical": GoalCategory.MUSIC, "artistic": GoalCategory.ART, "arty": GoalCategory.ART,
+    "sporty": GoalCategory.SPORT, "athletic": GoalCategory.SPORT,
 }
 
 TIME_RULES: list[tuple[str, tuple[str, ...]]] = [

@@ -156,6 +156,27 @@ def test_another_clients_sessions_plans_checkins_and_turns_are_404(api):
     assert http.get(f"/api/v1/sessions/{session.public_id}").status_code == 200  # the owner still can
 
 
+def test_an_unknown_write_is_a_404_even_with_csrf_checks_on(api):
+    """Seen in a trial: `POST /api/v1/conversations` (no such route) answered 403 "CSRF verification
+    failed" to a Bearer client, since the catch-all view was not CSRF-exempt; the API test client
+    does not enforce CSRF, the real server does."""
+    from django.test import Client
+
+    from core.identity.services import api_token_create
+
+    client, _ = api
+    learner = onboarded_learner(client)
+    _, token = api_token_create(client=client)
+    strict = Client(enforce_csrf_checks=True, HTTP_AUTHORIZATION=f"Bearer {token}")
+    unknown = strict.post("/api/v1/conversations", {}, content_type="application/json")
+    assert unknown.status_code == 404 and "No API route /api/v1/conversations" in _error(unknown)["message"]
+    slashed = strict.post(f"/api/v1/learners/{learner.research_id}/conversations/", {},
+                          content_type="application/json")
+    assert slashed.status_code == 404
+    assert f"/api/v1/learners/{learner.research_id}/conversations" in _error(slashed)["message"]
+    assert not learner.conversations.exists()
+
+
 def test_one_url_style_the_other_spelling_redirects_or_names_the_route(api):
     client, http = api
     learner = onboarded_learner(client)

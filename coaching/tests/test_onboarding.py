@@ -361,6 +361,8 @@ def test_a_change_of_mind_is_not_part_of_the_new_goal(text, goal):
     ("dunno really, something with music maybe", "music"),  # seen in a trial: stored as the goal
     ("music", "music"), ("sports I guess", "sport"), ("languages", "language"),
     ("I want to do something with music", "music"), ("hmm, something with coding maybe", "programming"),
+    ("hmm I'm not sure, maybe something musical?", "music"),  # seen in a trial: the off-topic deferral
+    ("something artistic I guess", "art"), ("something sporty maybe", "sport"),
 ])
 def test_an_area_is_not_a_goal_and_is_said_back(text, area):
     out = advance(OnboardingAnswers(), text)
@@ -429,3 +431,18 @@ def test_the_chat_page_sequence_stores_what_the_learner_said():
         assert not advance(a, text).accepted
     out = advance(a, "Czech maybe? my partner's family speaks it")
     assert out.accepted and (out.updates["primary_goal"], out.updates["goal_category"]) == ("Czech", "language")
+
+
+@pytest.mark.parametrize("step,text,field,value", [
+    # Seen in a trial of 2026-12-03: the first number won and 4 h was stored.
+    (OnboardingStep.WEEKLY_HOURS, "maybe 4 hours? actually no, make it 3", "weekly_hours", Decimal("3.0")),
+    (OnboardingStep.WEEKLY_HOURS, "2, or rather 1.5 hours", "weekly_hours", Decimal("1.5")),
+    (OnboardingStep.WEEKLY_HOURS, "actually 5 hours", "weekly_hours", Decimal("5.0")),
+    (OnboardingStep.BEST_TIME, "mornings, wait no, evenings", "best_time", "evening"),
+    (OnboardingStep.CONFIDENCE, "7, I mean 6", "confidence", 6),
+    (OnboardingStep.WEEKLY_HOURS, "3 hours, actually", "weekly_hours", Decimal("3.0")),  # nothing after it
+])
+def test_a_change_of_mind_inside_one_answer_keeps_the_last_value(step, text, field, value):
+    answers = OnboardingAnswers(step=step, primary_goal="play the cello", goal_category="music")
+    out = advance(answers, text)
+    assert out.accepted and out.updates[field] == value
