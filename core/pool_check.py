@@ -23,8 +23,9 @@ def check_pooled_connection(conn: Connection) -> None:
     """Raise if the connection is dead (psycopg_pool then discards it and takes another)."""
     if conn.closed or conn.broken:
         raise ConnectionError("connection closed")
-    readable, _, _ = select.select([conn.fileno()], [], [], 0)
-    if readable:
+    poller = select.poll()  # not select.select: it fails on descriptors above 1023
+    poller.register(conn.fileno(), select.POLLIN)
+    if poller.poll(0):  # readable, closed or in error
         ConnectionPool.check_connection(conn)
 
 
