@@ -237,15 +237,14 @@ def evaluate(*, quick: bool = False) -> dict:
 def _hubness_drift(out: dict, *, learner_id: int) -> None:
     """How far the hubness ingest kept incrementally is from the exact values the daily
     consolidation computes (memory.services.hubness); the search above uses ingest's."""
-    from memory.hubness import exact_neighbour_cosines, hubness_of
+    from memory.hubness import exact_hubness
     from memory.models import Fact
-    from memory.vectors import as_array
+    from memory.vectors import unit_rows
 
     rows = list(Fact.objects.filter(learner_id=learner_id, superseded_by__isnull=True, embedding__isnull=False)
                 .values_list("embedding", "hubness"))
-    mat = np.vstack([as_array(r[0]) for r in rows])
-    mat /= np.linalg.norm(mat, axis=1, keepdims=True)
-    diffs = [abs(hubness_of(c) - r[1]) for c, r in zip(exact_neighbour_cosines(mat), rows, strict=True)]
+    exact = exact_hubness(unit_rows([vec for vec, _ in rows]))
+    diffs = [abs(h - stored) for h, (_, stored) in zip(exact, rows, strict=True)]
     out["ingest"]["hub_facts"] += len(diffs)
     out["ingest"]["hub_off"] += sum(1 for d in diffs if d > 1e-4)
     out["ingest"]["hub_maxdiff"] = max(out["ingest"]["hub_maxdiff"], max(diffs))

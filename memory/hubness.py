@@ -17,11 +17,11 @@ fact comes near it (rewriting fact rows halved the ingest rate), so until the ne
 it can be lower than exact; on the benchmark that cost 0.007 of recall@10 (README "Hubness").
 
 Decided on the long-conversation benchmark (memory/README.md, "Hubness"). This module is pure:
-lists of cosines in, lists out."""
+cosines or unit vectors in, hubness out."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -33,32 +33,26 @@ SAME_TEXT_COSINE = 0.9999
 _BLOCK = 1024  # rows of the learner's similarity matrix computed at once (bounded memory)
 
 
-def top_cosines(existing: Sequence[float], new: Iterable[float], k: int | None = None) -> list[float]:
-    """The k largest of a fact's neighbour cosines after adding `new` ones, largest first."""
+def hubness_of(cosines: Iterable[float], k: int | None = None) -> float:
+    """Mean of the k largest of a fact's cosines to other facts (the same text is no neighbour);
+    0 for a fact with no neighbour yet (a learner's first fact)."""
     k = conf.SEARCH_HUB_K if k is None else k
-    merged = sorted([*existing, *(float(c) for c in new if c < SAME_TEXT_COSINE)], reverse=True)
-    return [round(c, 6) for c in merged[:k]]
+    top = sorted((float(c) for c in cosines if c < SAME_TEXT_COSINE), reverse=True)[:k]
+    return round(sum(top) / len(top), 6) if top else 0.0
 
 
-def hubness_of(cosines: Sequence[float]) -> float:
-    """Mean of the neighbour cosines; 0 for a fact with no neighbour yet (a learner's first fact)."""
-    return round(float(sum(cosines)) / len(cosines), 6) if cosines else 0.0
-
-
-def exact_neighbour_cosines(unit_rows: np.ndarray, k: int | None = None) -> list[list[float]]:
-    """For each row of a matrix of unit vectors, its k largest cosines to the other rows."""
+def exact_hubness(unit_rows: np.ndarray, k: int | None = None) -> list[float]:
+    """The hubness of each row of a matrix of unit vectors (a learner's live facts) among the others."""
     k = conf.SEARCH_HUB_K if k is None else k
     n = unit_rows.shape[0]
-    out: list[list[float]] = []
+    take = min(k, n - 1)
+    if take <= 0:
+        return [0.0] * n
+    out: list[float] = []
     for start in range(0, n, _BLOCK):
         sims = unit_rows[start:start + _BLOCK] @ unit_rows.T
-        sims[np.arange(sims.shape[0]), np.arange(start, start + sims.shape[0])] = -np.inf
-        sims[sims >= SAME_TEXT_COSINE] = -np.inf
-        take = min(k, max(0, n - 1))
-        if take == 0:
-            out.extend([] for _ in range(sims.shape[0]))
-            continue
-        part = -np.partition(-sims, take - 1, axis=1)[:, :take]
-        for row in part:
-            out.append(top_cosines([], [c for c in row if np.isfinite(c)], k))
+        sims[np.arange(sims.shape[0]), np.arange(start, start + sims.shape[0])] = -np.inf  # not itself
+        sims[sims >= SAME_TEXT_COSINE] = -np.inf  # before the cut, so k real neighbours are kept
+        top = -np.partition(-sims, take - 1, axis=1)[:, :take]
+        out.extend(hubness_of(row[np.isfinite(row)], k) for row in top)
     return out

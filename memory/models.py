@@ -86,9 +86,8 @@ class Fact(models.Model):
     occurred_at = models.DateTimeField(null=True, blank=True)
     external_id = models.CharField(max_length=200, blank=True, default="")
     metadata = models.JSONField(default=dict, blank=True)
-    # Hubness (memory/hubness.py): the cosines to this fact's nearest other live facts of the
-    # learner, most similar first, and their mean, which search subtracts from the vector score.
-    neighbour_cosines = models.JSONField(default=list, blank=True)
+    # Hubness (memory/hubness.py): the mean cosine to this fact's nearest other live facts of the
+    # learner, which search subtracts from the vector score.
     hubness = models.FloatField(default=0.0)
 
     class Meta:

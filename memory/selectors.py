@@ -394,10 +394,9 @@ def _scan_candidates(*, learner_id: int | None, query: str, qvec: list[float],
     rows = list(qs.values_list("id", "last_accessed_at", "content", "embedding", "hubness"))
     if not rows:
         return []
-    from memory.vectors import as_array
+    from memory.vectors import unit_rows
 
-    mat = np.vstack([as_array(r[3]) for r in rows])
-    mat /= np.maximum(np.linalg.norm(mat, axis=1, keepdims=True), 1e-9)
+    mat = unit_rows([r[3] for r in rows])
     q = np.asarray(qvec, dtype=np.float32)
     q /= max(float(np.linalg.norm(q)), 1e-9)
     sims = mat @ q

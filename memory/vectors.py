@@ -27,6 +27,13 @@ def cosine(a: Any, b: Any) -> float:
     return float(np.dot(va, vb) / (na * nb))
 
 
+def unit_rows(vectors: Sequence[Any]) -> np.ndarray:
+    """Stored vectors (pgvector values, lists or text) as the rows of a matrix of unit vectors."""
+    mat = np.vstack([as_array(v) for v in vectors])
+    mat /= np.maximum(np.linalg.norm(mat, axis=1, keepdims=True), 1e-9)
+    return mat
+
+
 def unit(vec: Sequence[float]) -> np.ndarray:
     arr = np.asarray(vec, dtype=np.float32)
     return arr / max(float(np.linalg.norm(arr)), 1e-9)

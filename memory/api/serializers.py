@@ -155,8 +155,9 @@ class SearchPartsSerializer(serializers.Serializer):
     vector = serializers.FloatField()
     text = serializers.FloatField()
     decay = serializers.FloatField()
-    hubness = serializers.FloatField(help_text="mean cosine of the fact to its nearest other facts of the learner; "
-                                               "the vector part counts cosine - 0.75 x hubness")
+    hubness = serializers.FloatField(help_text=f"mean cosine of the fact to its {conf.SEARCH_HUB_K} nearest other "
+                                               f"facts of the learner; the vector part counts cosine - "
+                                               f"{conf.SEARCH_HUB_WEIGHT} x hubness")
 
 
 class SearchHitSerializer(serializers.Serializer):

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import numpy as np
 from django.db import transaction
 
 from memory import comparison, conf
 from memory.models import Fact
 from memory.services.history import fact_snapshot, history_write
-from memory.vectors import as_array
+from memory.vectors import unit_rows
 
 
 def facts_consolidate(*, learner_id: int) -> dict[str, int]:
@@ -19,8 +18,7 @@ def facts_consolidate(*, learner_id: int) -> dict[str, int]:
     merged = 0
     if len(facts) < 2:
         return {"merged": 0}
-    mat = np.vstack([as_array(f.embedding) for f in facts])
-    mat /= np.maximum(np.linalg.norm(mat, axis=1, keepdims=True), 1e-9)
+    mat = unit_rows([f.embedding for f in facts])
     sims = mat @ mat.T
     gone: set[int] = set()
     threshold = conf.dedup_cosine()

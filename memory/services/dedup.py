@@ -11,7 +11,7 @@ from django.conf import settings
 
 from memory import comparison, conf, rules
 from memory.models import Fact
-from memory.vectors import as_array
+from memory.vectors import unit_rows
 
 # Candidates per new fact that the rules look at, most similar first; also where a new fact's
 # hubness comes from (services.ingest), so at least conf.SEARCH_HUB_K (a test checks).
@@ -42,8 +42,7 @@ def nearest_facts(*, learner_id: int, vectors: list[np.ndarray]) -> list[list[tu
                 .values_list("id", "content", "embedding"))
     if not rows:
         return [[] for _ in vectors]
-    mat = np.vstack([as_array(r[2]) for r in rows])
-    mat /= np.maximum(np.linalg.norm(mat, axis=1, keepdims=True), 1e-9)
+    mat = unit_rows([r[2] for r in rows])
     sims = np.vstack(vectors) @ mat.T
     return [[(rows[j][0], rows[j][1], float(row[j])) for j in np.argsort(-row)[:NEIGHBOURS]] for row in sims]
 

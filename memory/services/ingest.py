@@ -87,7 +87,7 @@ class _Planned:
     conflict: tuple[Any, float, str] | None = None  # (target, cosine, rule)
     obj: Fact | None = None
     duplicate_of: int | None = None  # a concurrent writer stored the same text first
-    neighbour_cosines: list[float] = field(default_factory=list)  # memory/hubness.py
+    hubness: float = 0.0  # memory/hubness.py
 
     @property
     def pk(self) -> int | None:
@@ -189,8 +189,8 @@ def _ingest_set(*, learner_id: int, facts: list[rules.CleanFact], embeddings: li
 
 
 def _plan_hubness(planned: list[_Planned], db_near: dict[int, list[tuple[int, str, float]]]) -> None:
-    """The neighbour cosines of the new facts (memory/hubness.py), from the nearest stored facts
-    the duplicate rules fetched and from the other new facts of this call: exact when stored.
+    """The hubness of the new facts (memory/hubness.py), from the nearest stored facts the
+    duplicate rules fetched and from the other new facts of this call: exact when stored.
     The older facts a new fact comes near are not rewritten here: an UPDATE of a fact row also
     writes its entries in every index of the table, the HNSW index included, and halved the ingest
     rate (memory/README.md, "Hubness"); the daily consolidation recomputes them exactly."""
@@ -198,10 +198,9 @@ def _plan_hubness(planned: list[_Planned], db_near: dict[int, list[tuple[int, st
         return
     mat = np.vstack([p.unit for p in planned])
     within = mat @ mat.T
-    np.fill_diagonal(within, -np.inf)
     for n, p in enumerate(planned):
         near = [sim for _, _, sim in db_near.get(p.index, [])]
-        p.neighbour_cosines = hubness.top_cosines([], near + list(within[n][within[n] > -np.inf]))
+        p.hubness = hubness.hubness_of([*near, *np.delete(within[n], n)])
 
 
 def _insert_planned(planned: list[_Planned], *, learner_id: int, source_message_id: int | None, source_agent: str,
@@ -217,7 +216,7 @@ def _insert_planned(planned: list[_Planned], *, learner_id: int, source_message_
             conflicts_with_id=target if isinstance(target, int) else None,
             surprise_reason=p.conflict[2] if p.conflict else "",
             occurred_at=p.extra.occurred_at, external_id=p.extra.external_id[:200], metadata=p.extra.metadata or {},
-            neighbour_cosines=p.neighbour_cosines, hubness=hubness.hubness_of(p.neighbour_cosines),
+            hubness=p.hubness,
         )
     if not planned:
         return

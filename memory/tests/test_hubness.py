@@ -29,22 +29,29 @@ def _unit_rows(n: int, seed: int = 3) -> np.ndarray:
     return mat / np.linalg.norm(mat, axis=1, keepdims=True)
 
 
-def test_top_cosines_keeps_the_k_largest_and_skips_the_same_text():
-    assert hubness.top_cosines([0.9, 0.5], [0.7, 0.2, 0.99995], k=3) == [0.9, 0.7, 0.5]
-    assert hubness.top_cosines([], [0.3], k=3) == [0.3]
+def test_hubness_is_the_mean_of_the_k_largest_and_skips_the_same_text():
+    assert hubness.hubness_of([0.9, 0.5, 0.7, 0.2, 0.99995], k=3) == pytest.approx(0.7)  # 0.9, 0.7, 0.5
+    assert hubness.hubness_of([0.3], k=3) == pytest.approx(0.3)
     assert hubness.hubness_of([]) == 0.0  # a learner's first fact has no neighbour
     assert hubness.hubness_of([0.9, 0.6, 0.3]) == pytest.approx(0.6)
 
 
+def _brute_top(mat: np.ndarray, k: int) -> list[list[float]]:
+    """Each row's k largest cosines to the other rows, the same text left out: the definition."""
+    sims = mat @ mat.T
+    return [sorted((float(sims[i, j]) for j in range(len(mat)) if j != i and sims[i, j] < hubness.SAME_TEXT_COSINE),
+                   reverse=True)[:k] for i in range(len(mat))]
+
+
 @pytest.mark.parametrize("n", [1, 2, 9, 20])
-def test_exact_neighbour_cosines_match_brute_force(n, monkeypatch):
+def test_exact_hubness_matches_brute_force(n, monkeypatch):
     monkeypatch.setattr(hubness, "_BLOCK", 7)  # several blocks, one of them partial
     mat = _unit_rows(n)
-    got = hubness.exact_neighbour_cosines(mat, k=3)
-    sims = mat @ mat.T
-    for i in range(n):
-        others = sorted((float(sims[i, j]) for j in range(n) if j != i), reverse=True)[:3]
-        assert got[i] == pytest.approx(others, abs=1e-5)
+    if n > 2:
+        mat[1] = mat[0]  # the same text twice: not a neighbour of its twin
+    got = hubness.exact_hubness(mat, k=3)
+    for i, top in enumerate(_brute_top(mat, 3)):
+        assert got[i] == pytest.approx(float(np.mean(top)) if top else 0.0, abs=1e-5)
 
 
 def test_ingest_looks_at_enough_neighbours_to_keep_hubness():
@@ -57,17 +64,26 @@ def _ingest_one_by_one(learner, contents):
                      source_agent="test", service="test")
 
 
-def _exact(learner_id: int) -> dict[int, list[float]]:
+def _brute(learner_id: int) -> dict[int, list[float]]:
+    """Each live fact's k largest cosines to the learner's other live facts, from the stored vectors."""
     rows = list(Fact.objects.filter(learner_id=learner_id, superseded_by__isnull=True)
                 .order_by("pk").values_list("pk", "embedding"))
     mat = np.vstack([as_array(v) for _, v in rows])
     mat /= np.linalg.norm(mat, axis=1, keepdims=True)
-    return dict(zip([pk for pk, _ in rows], hubness.exact_neighbour_cosines(mat), strict=True))
+    return dict(zip([pk for pk, _ in rows], _brute_top(mat, conf.SEARCH_HUB_K), strict=True))
 
 
-def _stored(learner_id: int) -> dict[int, list[float]]:
-    return dict(Fact.objects.filter(learner_id=learner_id, superseded_by__isnull=True)
-                .values_list("pk", "neighbour_cosines"))
+def _exact(learner_id: int) -> dict[int, float]:
+    return {pk: float(np.mean(top)) if top else 0.0 for pk, top in _brute(learner_id).items()}
+
+
+def _stored(learner_id: int) -> dict[int, float]:
+    return dict(Fact.objects.filter(learner_id=learner_id, superseded_by__isnull=True).values_list("pk", "hubness"))
+
+
+def _all_exact(learner_id: int) -> bool:
+    stored, exact = _stored(learner_id), _exact(learner_id)
+    return stored.keys() == exact.keys() and all(abs(stored[pk] - h) < 1e-5 for pk, h in exact.items())
 
 
 SIX = ["Maya: I adopted a dachshund from the shelter on Saturday.",
@@ -80,52 +96,47 @@ SIX = ["Maya: I adopted a dachshund from the shelter on Saturday.",
 
 def test_a_new_fact_gets_its_exact_hubness_and_older_facts_are_not_rewritten(learner):
     for n, content in enumerate(SIX, start=1):
-        before = dict(Fact.objects.filter(learner=learner).values_list("pk", "neighbour_cosines"))
+        before = _stored(learner.pk)
         _ingest_one_by_one(learner, [content])
         new = Fact.objects.filter(learner=learner).latest("pk")
-        assert new.neighbour_cosines == pytest.approx(_exact(learner.pk)[new.pk], abs=1e-5)
-        assert len(new.neighbour_cosines) == min(n - 1, conf.SEARCH_HUB_K)
-        assert new.hubness == pytest.approx(np.mean(new.neighbour_cosines) if n > 1 else 0.0, abs=1e-5)
+        top = _brute(learner.pk)[new.pk]
+        assert len(top) == min(n - 1, conf.SEARCH_HUB_K)
+        assert new.hubness == pytest.approx(np.mean(top) if n > 1 else 0.0, abs=1e-5)
         # Ingest does not rewrite older rows (README "Hubness": it halved the ingest rate).
-        assert {pk: c for pk, c in _stored(learner.pk).items() if pk != new.pk} == before
+        assert {pk: h for pk, h in _stored(learner.pk).items() if pk != new.pk} == before
 
 
 def test_facts_of_one_batch_count_each_other(learner):
     ingest_batch(learner_id=learner.pk, items=[{"fact_type": "insight", "content": c} for c in SIX],
                  source_agent="test", service="test")
-    stored, exact = _stored(learner.pk), _exact(learner.pk)
-    assert len(stored) == 6 and all(stored[pk] == pytest.approx(c, abs=1e-5) for pk, c in exact.items())
+    assert len(_stored(learner.pk)) == 6 and _all_exact(learner.pk)
 
 
 def test_refresh_makes_every_fact_exact(learner):
     _ingest_one_by_one(learner, SIX)
-    assert _stored(learner.pk) != _exact(learner.pk)  # older facts do not count the newer ones yet
+    assert not _all_exact(learner.pk)  # older facts do not count the newer ones yet
     assert hubness_refresh(learner_id=learner.pk) > 0
-    stored, exact = _stored(learner.pk), _exact(learner.pk)
-    assert all(stored[pk] == pytest.approx(c, abs=1e-5) for pk, c in exact.items())
+    assert _all_exact(learner.pk)
     fact_delete(fact_id=Fact.objects.filter(learner=learner).order_by("pk").first().pk)
-    assert _stored(learner.pk) != _exact(learner.pk)  # the others still count the deleted fact
+    assert not _all_exact(learner.pk)  # the others still count the deleted fact
     assert hubness_refresh(learner_id=learner.pk) > 0
-    stored, exact = _stored(learner.pk), _exact(learner.pk)
-    assert all(stored[pk] == pytest.approx(c, abs=1e-5) for pk, c in exact.items())
+    assert _all_exact(learner.pk)
     assert hubness_refresh(learner_id=learner.pk) == 0  # nothing left to change
 
 
 def test_daily_consolidation_recomputes_hubness(learner):
     _ingest_one_by_one(learner, SIX)
-    Fact.objects.filter(learner=learner).update(neighbour_cosines=[0.99], hubness=0.99)
+    Fact.objects.filter(learner=learner).update(hubness=0.99)
     tasks.consolidate()
-    stored, exact = _stored(learner.pk), _exact(learner.pk)
-    assert all(stored[pk] == pytest.approx(c, abs=1e-5) for pk, c in exact.items())
+    assert _all_exact(learner.pk)
 
 
 def test_migration_computes_the_hubness_of_existing_facts(learner):
     _ingest_one_by_one(learner, SIX)
-    Fact.objects.filter(learner=learner).update(neighbour_cosines=[], hubness=0.0)
+    Fact.objects.filter(learner=learner).update(hubness=0.0)
     migration = importlib.import_module("memory.migrations.0012_fact_hubness")
     migration.compute_existing(django_apps, None)
-    stored, exact = _stored(learner.pk), _exact(learner.pk)
-    assert all(stored[pk] == pytest.approx(c, abs=1e-5) for pk, c in exact.items())
+    assert _all_exact(learner.pk)
     assert all(Fact.objects.filter(learner=learner).values_list("hubness", flat=True))
 
 
