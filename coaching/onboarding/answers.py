@@ -106,14 +106,14 @@ _TRAIL_FILLER = re.compile(r"(?i)(?:[\s,]+(?:maybe|perhaps|probably|i guess|i th
 _HEDGED = re.compile(r"(?i)\b(?:dunno|idk|not (?:really |quite |totally )?sure|no idea|maybe|perhaps|probably|"
                      r"i guess|i suppose|something (?:with|in|around|about|like|to do with)|kind of|kinda|sort of|"
                      r"or something|whatever)\b")
-CORRECTION = re.compile(r"(?i)^\s*(?:(?:actually|wait|sorry|oops|correction|no|nope|hmm|scratch that|"
-                         r"on second thought|let me change|change of plan)\b[\s,:!.-]*)+")
-
-
+# Words that take back what was just said, wherever they stand.
+_CHANGE_OF_MIND = r"actually|wait|correction|scratch that|on second thought"
+# A message that opens by changing an earlier answer ("actually, …", "sorry, …", "no — …").
+CORRECTION = re.compile(rf"(?i)^\s*(?:(?:{_CHANGE_OF_MIND}|sorry|oops|no|nope|hmm|let me change|change of plan)"
+                        r"\b[\s,:!.-]*)+")
 # A change of mind inside one answer: "maybe 4 hours? actually no, make it 3" was stored as 4 h (a
 # trial of 2026-12-03: the first number won). The words after the last marker are the answer.
-_MIND_CHANGE = re.compile(r"(?i)\b(?:actually|no wait|wait|i mean|or rather|rather|scratch that|make (?:it|that)|"
-                          r"on second thought|correction)\b")
+_MIND_CHANGE = re.compile(rf"(?i)\b(?:{_CHANGE_OF_MIND}|i mean|or rather|rather|make (?:it|that))\b")
 
 
 def after_change_of_mind(text: str) -> str | None:

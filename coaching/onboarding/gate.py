@@ -66,19 +66,32 @@ class StepOutcome:
 
 
 
+def _settled(text: str, read):
+    """The value an answer settles on: read from the words after the learner's last change of mind
+    ("maybe 4 hours? actually no, make it 3") when it is there, else from the whole answer."""
+    revised = after_change_of_mind(text)
+    value = read(revised) if revised else None
+    return read(text) if value in (None, "") else value
+
+
+def _with_unit(pattern, parse):
+    def read(text: str):
+        match = pattern.search(text)
+        return parse(match.group(0)) if match else None
+
+    return read
+
+
 def _early_values(text: str, answers: OnboardingAnswers) -> dict:
     """Hours and confidence the learner gave with their unit ("3 hours a week", "7/10") before the
     question came. The time of day is NOT read early: "evenings are chaos" names a time that does
     NOT suit them."""
     out: dict = {}
-    if answers.weekly_hours is None and (match := HOURS_WITH_UNIT.search(text)):
-        hours = parse_hours(match.group(0))
-        if hours is not None:
-            out["weekly_hours"] = hours
-    if answers.confidence is None and (match := CONFIDENCE_WITH_SCALE.search(text)):
-        confidence = parse_confidence(match.group(0))
-        if confidence is not None:
-            out["confidence"] = confidence
+    if answers.weekly_hours is None and (hours := _settled(text, _with_unit(HOURS_WITH_UNIT, parse_hours))):
+        out["weekly_hours"] = hours
+    if answers.confidence is None and (
+            confidence := _settled(text, _with_unit(CONFIDENCE_WITH_SCALE, parse_confidence))) is not None:
+        out["confidence"] = confidence
     return out
 
 
@@ -195,11 +208,7 @@ def advance(answers: OnboardingAnswers, text: str, *, rejected_in_row: int = 0) 
     updates = {}
     if step in _STEP_ANSWERS:
         field, parse, out_of_range = _STEP_ANSWERS[step]
-        # The value the learner settled on: after a change of mind when one is readable there.
-        revised = after_change_of_mind(text)
-        value = parse(revised) if revised else None
-        if value in (None, ""):
-            value = parse(text)
+        value = _settled(text, parse)
         if value in (None, ""):
             if out_of_range:  # a number outside its range is re-asked, never defaulted
                 return _reject(step, _failed_kind(text), out_of_range)

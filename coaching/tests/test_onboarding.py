@@ -446,3 +446,8 @@ def test_a_change_of_mind_inside_one_answer_keeps_the_last_value(step, text, fie
     answers = OnboardingAnswers(step=step, primary_goal="play the cello", goal_category="music")
     out = advance(answers, text)
     assert out.accepted and out.updates[field] == value
+
+
+def test_a_change_of_mind_in_values_given_with_the_goal_keeps_the_last_one():
+    out = advance(OnboardingAnswers(), "I want to learn the cello, maybe 4 hours a week, actually 3 hours")
+    assert out.accepted and out.updates["weekly_hours"] == Decimal("3.0")
