@@ -49,7 +49,20 @@ def fetch_rows(sql: str, params: Mapping[str, Any] | Sequence[Any], *,
     cursor = _prepared_cursor() if prepare and prepared_enabled() else connection.cursor()
     with cursor as cur:
         cur.execute(sql, params)
-        return [c[0] for c in cur.description], cur.fetchall()
+        return _column_names(cur), cur.fetchall()
+
+
+def _column_names(cur: Any) -> list[str]:
+    """The result's column names. On PostgreSQL read from the result itself, as psycopg's own
+    row factories do: `cursor.description` builds a Column object per column on every access
+    (type lookup, the connection's encoding read again per column), ~11 % of a web worker's CPU
+    on the learner search's 27 columns (py-spy, memory/README.md "Throughput, tenth round")."""
+    raw = getattr(cur, "cursor", cur)  # Django's wrapper around the driver's cursor
+    result = getattr(raw, "pgresult", None)
+    if result is None:  # SQLite, or a statement that returned no result
+        return [c[0] for c in cur.description]
+    encoding = raw.connection.info.encoding
+    return [result.fname(i).decode(encoding) for i in range(result.nfields)]
 
 
 def fetch_dicts(sql: str, params: Mapping[str, Any] | Sequence[Any], *,

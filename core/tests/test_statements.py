@@ -61,3 +61,16 @@ def test_with_the_setting_off_nothing_is_prepared(postgresql, request):
 def test_a_bad_statement_raises_djangos_database_error(postgresql):
     with pytest.raises(DatabaseError):
         statements.fetch_rows("SELECT no_such_column FROM generate_series(1, 3)", {})
+
+
+@pytest.mark.parametrize("prepared", [True, False], ids=["prepared", "client-bound"])
+def test_column_names_are_the_statements_own_in_order(prepared):
+    """Names are read from the result (core.statements._column_names), not from
+    cursor.description: the same names, in order, quoted and non-ASCII ones included, on either
+    database and either path."""
+    sql = 'SELECT 1 AS "zeta", 2 AS alpha, 3 AS "Quoted Name", 4 AS "clé", 5 AS zeta2'
+    with override_settings(BLOOM_DB_PREPARED=prepared):
+        names, rows = statements.fetch_rows(sql, [])
+        assert statements.fetch_dicts(sql, []) == [dict(zip(names, rows[0], strict=True))]
+    assert names == ["zeta", "alpha", "Quoted Name", "clé", "zeta2"]
+    assert rows == [(1, 2, 3, 4, 5)]
