@@ -129,6 +129,17 @@ class LearnerFactsView(MemoryView):
         return Response(ids.ingest_out(result.as_dict()), status=status.HTTP_201_CREATED)
 
 
+# The query parameters of a search without filters. Such a search (most of them) is validated by
+# the search's own three fields: a serializer deep-copies every declared field when it is made, and
+# the filtered form's fourteen cost a web worker ~4 % of its CPU per search (py-spy,
+# memory/README.md "Throughput, tenth round"). The three are the filtered form's own, inherited.
+_UNFILTERED_PARAMS = frozenset(SearchInputSerializer().fields)
+
+
+def _search_serializer(request: Request) -> type[SearchInputSerializer]:
+    return SearchInputSerializer if request.query_params.keys() <= _UNFILTERED_PARAMS else SearchQuerySerializer
+
+
 class LearnerSearchView(MemoryView):
     @extend_schema(summary="Search a learner's memory", parameters=[SearchQuerySerializer],
                    responses=SearchOutputSerializer)
@@ -136,7 +147,7 @@ class LearnerSearchView(MemoryView):
         """Hybrid (vector + full text) × decay, best first. The filters are those of the fact
         list; superseded facts only with `include_superseded=true`."""
         learner = self.learner(request, research_id)
-        q = _query(SearchQuerySerializer, request)
+        q = _query(_search_serializer(request), request)
         return Response({"results": queries.search(learner_id=learner.pk, query=q["q"], limit=q["limit"],
                                                    filters=q, touch=q["touch"])})
 

@@ -83,6 +83,31 @@ def test_huge_query_is_400(client_and_learner):
     assert r.status_code == 400 and r.json()["error"]["field"] == "q"
 
 
+@pytest.mark.parametrize("extra", [{}, {"tier": "hot"}], ids=["unfiltered", "filtered"])
+@pytest.mark.parametrize("params, field", [
+    ({"q": ""}, "q"), ({}, "q"), ({"q": "x", "limit": 0}, "limit"), ({"q": "x", "limit": 10_000}, "limit"),
+    ({"q": "x", "touch": "maybe"}, "touch")])
+def test_search_parameters_are_checked_the_same_with_and_without_filters(client_and_learner, params, field, extra):
+    """A search without filters is validated by the search's own fields only (memory.api.views):
+    the same errors as the filtered form."""
+    api, learner, _ = client_and_learner
+    r = api.get(f"{BASE}/learners/{learner.research_id}/search", {**params, **extra})
+    assert r.status_code == 400 and r.json()["error"]["field"] == field, r.content
+
+
+def test_a_filter_beside_the_search_parameters_still_filters(client_and_learner):
+    api, learner, _ = client_and_learner
+    api.post(f"{BASE}/learners/{learner.research_id}/facts", {"facts": [
+        {"fact_type": "barrier", "content": "Notifications on my phone distract me."},
+        {"fact_type": "preference", "content": "I like my phone's notifications off while I study."}]}, format="json")
+    url = f"{BASE}/learners/{learner.research_id}/search"
+    plain = api.get(url, {"q": "phone notifications", "touch": "false"}).json()["results"]
+    assert {h["fact_type"] for h in plain} == {"barrier", "preference"}
+    filtered = api.get(url, {"q": "phone notifications", "touch": "false", "fact_type": "barrier"}).json()["results"]
+    assert [h["fact_type"] for h in filtered] == ["barrier"]
+    assert api.get(url, {"q": "phone", "fact_type": "nonsense"}).json()["error"]["field"] == "fact_type"
+
+
 def test_other_clients_learner_is_404_and_global_search_is_staff_only(client_and_learner, make_learner):
     api, _, _ = client_and_learner
     stranger = make_learner()
