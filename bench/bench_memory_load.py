@@ -49,9 +49,34 @@ CLIENTS = 8
 # worker, bloom.asgi's one-hop handler): Bloom's web process (bloom/serve.py: a socket per worker,
 # SO_REUSEPORT, TCP_NODELAY) with 2 and with 4 workers, and plain `uvicorn --workers 2` (one
 # socket shared by the workers), to measure what the launcher changes.
-CONFIGS = (("uvicorn --workers 2", "uvicorn", 2),
-           ("bloom.serve, 2 workers", "bloom.serve", 2),
-           ("bloom.serve, 4 workers", "bloom.serve", 4))
+CONFIGS = (("uvicorn --workers 2", "uvicorn", 2, ()),
+           ("bloom.serve, 2 workers", "bloom.serve", 2, ()),
+           ("bloom.serve, 4 workers", "bloom.serve", 4, ()),
+           # The pure-Python HTTP parser and event loop, which uvicorn uses when httptools and uvloop
+           # are not installed (they are in requirements.txt since the tenth round).
+           ("bloom.serve, 2 workers, h11 + asyncio", "bloom.serve", 2, ("--http", "h11", "--loop", "asyncio")))
+# Optional, to compare two versions of the code in one run (the machine's speed drifts between
+# runs): BENCH_LOAD_BASELINE=<another checkout of Bloom, e.g. a `git worktree` of an older commit>
+# adds its web process, `bloom.serve` with 2 workers, started from that tree with this venv and
+# database (the two trees must have the same migrations); BENCH_LOAD_SERVERS=<names, separated by ";">
+# keeps only the servers named (of CONFIGS and "baseline").
+BASELINE = os.environ.get("BENCH_LOAD_BASELINE", "")
+ONLY = {n.strip() for n in os.environ.get("BENCH_LOAD_SERVERS", "").split(";") if n.strip()}
+
+
+def servers() -> list[tuple[str, str, int, tuple[str, ...], Path]]:
+    """(name, launcher, workers, extra arguments, tree) of every server this run starts."""
+    chosen = [(name, launcher, workers, extra, ROOT) for name, launcher, workers, extra in CONFIGS]
+    if BASELINE:
+        tree = Path(BASELINE).resolve()
+        rev = subprocess.run(["git", "-C", str(tree), "rev-parse", "--short", "HEAD"], capture_output=True,
+                             text=True).stdout.strip() or tree.name
+        chosen.append((f"baseline {rev}: bloom.serve, 2 workers", "bloom.serve", 2, (), tree))
+    if ONLY:
+        chosen = [c for c in chosen if c[0] in ONLY or ("baseline" in ONLY and c[4] != ROOT)]
+    return chosen
+
+
 ARMS = (("1 client, repeated text, touch=false", False, False, 1),
         ("repeated text, touch=false", False, False, CLIENTS),
         ("repeated text, access marks on", True, False, CLIENTS),
@@ -159,6 +184,23 @@ def _worker_cpu(master: int) -> float:
     return total
 
 
+def _postgres_cpu() -> float | None:
+    """CPU seconds used so far by the PostgreSQL server's processes on this machine (every
+    backend, the bench's own idle connections included), from /proc; None if none is readable
+    (a server in a container or on another host)."""
+    total, seen = 0.0, False
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            if (proc / "comm").read_text().strip() != "postgres":
+                continue
+            fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        seen = True
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total if seen else None
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -174,14 +216,15 @@ def _env(db_url: str) -> dict:
     return env
 
 
-def _start_web(env: dict, port: int, log: Path, launcher: str, workers: int) -> subprocess.Popen:
+def _start_web(env: dict, port: int, log: Path, launcher: str, workers: int, tree: Path = ROOT,
+               extra: tuple[str, ...] = ()) -> subprocess.Popen:
     if launcher == "uvicorn":
         cmd = [str(Path(sys.executable).parent / "uvicorn"), "bloom.asgi:application", "--workers", str(workers)]
     else:
-        cmd = [sys.executable, "-m", "bloom.serve", "--workers", str(workers)]
+        cmd = [sys.executable, "-m", "bloom.serve", "--workers", str(workers), *extra]
     proc = subprocess.Popen([*cmd, "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
                             + (["--no-access-log"] if launcher == "uvicorn" else []),
-                            cwd=ROOT, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT,
+                            cwd=tree, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT,
                             start_new_session=True)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -236,10 +279,10 @@ def run(quick: bool) -> list[dict]:
         path = f"/api/v1/memory/learners/{learner.research_id}/search"
         log_dir = ROOT / "var"
         log_dir.mkdir(parents=True, exist_ok=True)
-        for name, launcher, workers in CONFIGS:
+        for name, launcher, workers, extra, tree in servers():
             port = _free_port()
             log = log_dir / f"bench-memory-load-{len(webs)}.log"
-            webs.append((name, port, _start_web(env, port, log, launcher, workers)))
+            webs.append((name, port, _start_web(env, port, log, launcher, workers, tree, extra)))
         for _, port, _ in webs:
             # Warm-up, not measured: models loaded in every worker and each query embedded by each.
             # A new connection per request, so requests land on every worker (a keep-alive
@@ -251,11 +294,13 @@ def run(quick: bool) -> list[dict]:
         # Arms interleaved server by server (the idle server's workers wait on their sockets).
         for arm, touch, new_text, clients in ARMS:
             for name, port, web in webs:
-                load_before, cpu_before = os.getloadavg()[0], _worker_cpu(web.pid)
+                load_before, cpu_before, pg_before = os.getloadavg()[0], _worker_cpu(web.pid), _postgres_cpu()
                 res = _load(port, token, path, queries, seconds=seconds, touch=touch, new_text=new_text,
                             clients=clients)
                 ok = res["status"].get("200", 0)
                 cpu_ms = 1000 * (_worker_cpu(web.pid) - cpu_before) / max(1, ok)
+                pg_after = _postgres_cpu()
+                pg_ms = (1000 * (pg_after - pg_before) / max(1, ok)) if pg_after is not None else None
                 errors = sum(n for s, n in res["status"].items() if s != "200")
                 lat = res["lat"]
                 label = f"{name}, {arm}"
@@ -271,10 +316,13 @@ def run(quick: bool) -> list[dict]:
                              "note": str(dict(sorted(res["status"].items())))})
                 rows.append({"bench": "memory.load", "metric": f"{label}: web workers' CPU per search",
                              "value": cpu_ms, "unit": "ms", "note": "PostgreSQL's share not included"})
+                if pg_ms is not None:
+                    rows.append({"bench": "memory.load", "metric": f"{label}: PostgreSQL's CPU per search",
+                                 "value": pg_ms, "unit": "ms", "note": "every postgres process on the machine"})
                 print(f"# memory_load: {label}: {note}", file=sys.stderr, flush=True)
         rows.append({"bench": "memory.load", "metric": "setup", "value": facts, "unit": "facts",
                      "note": f"{CLIENTS} clients (unless said) for {seconds:.0f} s per arm, servers "
-                             f"{', '.join(name for name, *_ in CONFIGS)}; {warm_errors} errors in the warm-ups; "
+                             f"{', '.join(name for name, *_ in servers())}; {warm_errors} errors in the warm-ups; "
                              "the load generator shares the 2 cores with the web workers and PostgreSQL"})
     finally:
         for _, _, web in webs:

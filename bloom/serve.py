@@ -55,6 +55,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--app", default=APP, help=f"ASGI application as module:attribute (default {APP})")
     parser.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
     parser.add_argument("--access-log", action="store_true", help="log every request")
+    # uvicorn's defaults ("auto"): httptools and uvloop, both in requirements.txt, when they import.
+    parser.add_argument("--http", default="auto", choices=["auto", "h11", "httptools"],
+                        help="HTTP parser (default auto: httptools if installed)")
+    parser.add_argument("--loop", default="auto", choices=["auto", "asyncio", "uvloop"],
+                        help="event loop (default auto: uvloop if installed)")
     return parser
 
 
@@ -63,7 +68,7 @@ def _serve(args: argparse.Namespace, reuse_port: bool) -> None:
     import uvicorn
 
     config = uvicorn.Config(args.app, host=args.host, port=args.port, log_level=args.log_level,
-                            access_log=args.access_log)
+                            access_log=args.access_log, http=args.http, loop=args.loop)
     try:
         sock = tcp_listener(args.host, args.port, reuse_port=reuse_port)
     except OSError as exc:

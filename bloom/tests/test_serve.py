@@ -59,9 +59,9 @@ def _env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
-def _start(tmp_path: Path, port: int, workers: int) -> subprocess.Popen:
+def _start(tmp_path: Path, port: int, workers: int, extra: tuple[str, ...] = ()) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "bloom.serve", "--port", str(port), "--workers", str(workers),
-                             "--log-level", "warning"], cwd=ROOT, env=_env(tmp_path), stdout=subprocess.PIPE,
+                             "--log-level", "warning", *extra], cwd=ROOT, env=_env(tmp_path), stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
 
 
@@ -196,3 +196,30 @@ def test_a_port_already_taken_is_a_clear_error(tmp_path):
                 os.killpg(proc.pid, signal.SIGKILL)
     assert proc.returncode == STARTUP_FAILURE
     assert f"cannot listen on 127.0.0.1:{port}" in out
+
+
+def _mapped_libraries(pid: int) -> str:
+    return Path(f"/proc/{pid}/maps").read_text()
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("extra, c_parts", [((), True), (("--http", "h11", "--loop", "asyncio"), False)],
+                         ids=["default", "h11-asyncio"])
+def test_workers_run_the_c_http_parser_and_event_loop_by_default(tmp_path, extra, c_parts):
+    """httptools and uvloop (requirements.txt) are what a worker runs unless told otherwise: the
+    worker process has their compiled modules loaded (its memory map), and answers either way."""
+    port = _free_port()
+    proc = _start(tmp_path, port, workers=2, extra=extra)
+    try:
+        _wait_serving(port, proc)
+        deadline = time.monotonic() + 120
+        while len(workers := _workers(proc.pid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.3)
+        for pid in workers:
+            maps = _mapped_libraries(pid)
+            assert ("httptools/parser" in maps) is c_parts and ("uvloop/loop" in maps) is c_parts
+        with socket.create_connection(("127.0.0.1", port), timeout=60) as conn:
+            assert _get(conn).startswith(b"HTTP/1.1 404")
+    finally:
+        code = _stop(proc)
+    assert code == 0
