@@ -291,9 +291,10 @@ def run(quick: bool) -> list[dict]:
             warm = _load(port, token, path, queries, seconds=8 if quick else 40, touch=False, new_text=False,
                          close=True)
             warm_errors += sum(n for s, n in warm["status"].items() if s != "200")
-        # Arms interleaved server by server (the idle server's workers wait on their sockets).
-        for arm, touch, new_text, clients in ARMS:
-            for name, port, web in webs:
+                # Each arm runs the servers in turn, in the opposite order to the arm before: the machine
+        # warms up over the run (the load average rises), which would favour whichever came first.
+        for n, (arm, touch, new_text, clients) in enumerate(ARMS):
+            for name, port, web in (webs if n % 2 == 0 else webs[::-1]):
                 load_before, cpu_before, pg_before = os.getloadavg()[0], _worker_cpu(web.pid), _postgres_cpu()
                 res = _load(port, token, path, queries, seconds=seconds, touch=touch, new_text=new_text,
                             clients=clients)

@@ -9,13 +9,15 @@ exception handler renders it).
 The count is a sliding-window counter (two fixed-window counters, the previous one weighted by
 the share of it still inside the window), not DRF's sliding log. DRF's `SimpleRateThrottle`
 keeps every request's timestamp in one cache value, read, trimmed, prepended to and written back
-whole on every request: its cost grows with the rate (600 floats pickled per request at
-600/min; at the load bench's raised rate, thousands, 5 % of a web worker's CPU by py-spy), and
-two requests at once both write back what they read, so one of them is not counted. Here a
-request is one atomic `incr` of an integer and one `get`: the same cost at any rate, and no count
-is lost between processes sharing a Redis cache. The estimate assumes the previous window's
-requests were spread evenly over it, the usual trade for O(1) counting; a refused request does
-not use the budget.
+whole on every request: its cost grows with the rate (645 µs a request on the in-process cache
+with 3,000 requests in the window, `bench/run.py api_overhead`), and requests at once each write
+back what they read, so counts are lost (8 clients on one Redis counter: 320 requests passed a
+budget of 120). Here a request reads two integers in one round trip and, when it is let through,
+increments one atomically: the same cost at any rate, and no count is lost between processes
+sharing a Redis cache (a request that finds the budget taken by others between its read and its
+increment gives its count back). A refused request writes nothing, so it does not use the
+budget. The estimate assumes the previous window's requests were spread evenly over it, the
+usual trade for O(1) counting.
 
 Counters live in Django's cache: the in-process default counts per web process, so a deployment
 with several processes sets `BLOOM_CACHE_URL` to a Redis URL to share the counters."""
@@ -37,24 +39,33 @@ class SlidingWindowThrottle(SimpleRateThrottle):
             return True
         now = self.timer()
         window = int(now // self.duration)
-        current = f"{key}:{window}"
-        count = self._incr(current)
-        earlier = self.cache.get(f"{key}:{window - 1}", 0)
-        elapsed = now / self.duration - window  # share of the current window gone by, 0..1
-        if earlier * (1 - elapsed) + count <= self.num_requests:
-            return True
-        self.cache.decr(current)  # refused: it does not count against the budget
-        self._retry_after = self._wait(now=now, window=window, earlier=earlier, counted=count - 1)
-        return False
+        current, previous = f"{key}:{window}", f"{key}:{window - 1}"
+        counts = self.cache.get_many([previous, current])  # one round trip
+        earlier = counts.get(previous, 0)
+        carried = earlier * (1 - (now / self.duration - window))  # the previous window's share still inside
+        if carried + counts.get(current, 0) + 1 > self.num_requests:
+            return self._refuse(now=now, window=window, earlier=earlier, counted=counts.get(current, 0))
+        count = self._incr(current, exists=current in counts)
+        if carried + count > self.num_requests:  # others were counted between the read and the increment
+            self.cache.decr(current)
+            return self._refuse(now=now, window=window, earlier=earlier, counted=count - 1)
+        return True
 
-    def _incr(self, key: str) -> int:
-        try:
-            return self.cache.incr(key)
-        except ValueError:  # the window's first request: its counter does not exist yet
-            # Kept for two windows: the next window reads it as its previous one.
-            if self.cache.add(key, 1, timeout=2 * self.duration):
-                return 1
-            return self.cache.incr(key)  # another request created it first
+    def _incr(self, key: str, *, exists: bool) -> int:
+        if exists:
+            try:
+                return self.cache.incr(key)
+            except ValueError:  # it expired since it was read
+                pass
+        # The window's first request. Kept for two windows: the next window reads it as its previous.
+        if self.cache.add(key, 1, timeout=2 * self.duration):
+            return 1
+        return self.cache.incr(key)  # another request created it first
+
+    def _refuse(self, *, now: float, window: int, earlier: int, counted: int) -> bool:
+        """A refused request is not counted: its budget comes back on time however often it retries."""
+        self._retry_after = self._wait(now=now, window=window, earlier=earlier, counted=counted)
+        return False
 
     def _wait(self, *, now: float, window: int, earlier: int, counted: int) -> float:
         """Seconds until one more request fits, if no other arrives meanwhile."""
