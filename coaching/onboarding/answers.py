@@ -93,7 +93,7 @@ _GENERIC = frozenset({
 # Hedges in front of the answer are not part of the goal: "I'm not sure yet, maybe guitar" is the
 # goal "guitar" (stored whole, the hedge became the learner's goal in the profile and the summary).
 _LEAD_FILLER = re.compile(r"(?i)^\s*(?:(?:i guess|i think|well|so|um+|uh+|hmm+|idk|maybe|probably|perhaps|honestly|"
-                          r"ok(?:ay)?|yeah|yes|like|basically|actually|i suppose|dunno|no idea|really|tbh|"
+                          r"ok(?:ay)?|yeah|yes|like|basically|actually|i suppose|(?:i )?dunno|no idea|really|tbh|"
                           r"kind of|kinda|sort of|something (?:with|in|around|about|like|to do with)(?: the)?|"
                           r"i(?:'m| am|m) not (?:really |quite |totally |entirely )?sure(?: yet| really)?|"
                           r"not (?:really |quite )?sure(?: yet| really)?|i don'?t (?:really )?know(?: yet)?)"
