@@ -87,6 +87,8 @@ def validate_model_facts(parsed: Any, *, source: str | None = None) -> tuple[lis
     items = parsed.get("facts") if isinstance(parsed, dict) else None
     if not isinstance(items, list):
         return [], 0
+    if source is not None and request_to_coach(source):
+        return [], len(items)
     kept: list[CleanFact] = []
     dropped = 0
     seen: set[str] = set()
@@ -94,6 +96,9 @@ def validate_model_facts(parsed: Any, *, source: str | None = None) -> tuple[lis
         try:
             fact = validate_fact(item, strict=False)
         except ApplicationError:
+            dropped += 1
+            continue
+        if fact.content.rstrip().endswith("?"):  # a question asks; it states nothing about the learner
             dropped += 1
             continue
         if source is not None:
@@ -113,6 +118,25 @@ def validate_model_facts(parsed: Any, *, source: str | None = None) -> tuple[lis
         dropped += len(kept) - conf.MAX_FACTS_PER_MESSAGE
         kept = kept[: conf.MAX_FACTS_PER_MESSAGE]
     return kept, dropped
+
+
+# A message that only asks the coach to do something ("can we plan my week?", "let's plan") says
+# nothing about the learner: the extractor stored it as the preference "Can we plan my week?" and
+# the insight "The learner can plan their week." (trial of 2026-12-03, evening). Such a message
+# opens with a request and has no word beyond the coach's actions: "let's plan around my night
+# shifts" tells something (night shifts), so its facts are kept.
+_REQUEST = re.compile(r"(?i)^\s*(?:(?:can|could|would|will|shall)\s+(?:we|you)|let'?s|please|help\s+me)\b")
+_REQUEST_WORDS = frozenset({
+    "can", "could", "would", "will", "shall", "we", "you", "let's", "lets", "please", "help", "me", "us", "with",
+    "my", "the", "a", "this", "next", "our", "some", "of", "it", "again", "plan", "planning", "plans", "make", "do",
+    "start", "go", "over", "talk", "check", "in", "review", "reflect", "remind", "schedule", "week", "weekly",
+    "today", "tomorrow", "now", "session", "sessions", "progress", "goal", "goals", "day"})
+
+
+def request_to_coach(message: str) -> bool:
+    """Is the learner's message only a request to the coach (no fact about the learner in it)?"""
+    text = message.lower().replace("’", "'")
+    return bool(_REQUEST.match(text)) and all(w in _REQUEST_WORDS for w in re.findall(r"[a-z']+", text))
 
 
 # A learner's gender is theirs to say: the extractor wrote "The learner is planning his week." from

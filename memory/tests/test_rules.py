@@ -163,6 +163,31 @@ def test_model_facts_are_stored_without_an_invented_gender():
     assert [f.content for f in kept] == ["The learner is planning their week."] and dropped == 1
 
 
+@pytest.mark.parametrize("source,request_only", [
+    # Seen in a trial of 2026-12-03 (evening): stored as "Can we plan my week?" (a preference) and
+    # "The learner can plan their week." (an insight).
+    ("can we plan my week?", True), ("let's plan", True), ("Let’s review my progress", True),
+    ("Could you remind me tomorrow?", True), ("can we do a check-in?", True),
+    # A request that goes on to say something about the learner keeps its facts.
+    ("let's plan around my night shifts", False), ("can you help me, I only have Sundays free", False),
+    ("let's plan. I work nights now", False), ("I want to plan my week", False),
+])
+def test_a_request_to_the_coach_is_not_a_fact_about_the_learner(source, request_only):
+    assert rules.request_to_coach(source) is request_only
+    facts = {"facts": [{"fact_type": "insight", "content": "The learner can plan their week.", "confidence": 0.8}]}
+    kept, dropped = rules.validate_model_facts(facts, source=source)
+    if request_only:
+        assert (kept, dropped) == ([], 1)
+
+
+def test_a_question_is_never_stored_as_a_fact():
+    kept, dropped = rules.validate_model_facts(
+        {"facts": [{"fact_type": "preference", "content": "Does the learner like mornings?", "confidence": 0.8},
+                   {"fact_type": "preference", "content": "The learner likes mornings.", "confidence": 0.8}]},
+        source="I like mornings, does that help?")
+    assert [f.content for f in kept] == ["The learner likes mornings."] and dropped == 1
+
+
 @pytest.mark.parametrize("fact,expected", [
     # Seen in the trial of 2026-12-03.
     ("The learner did their first session yesterday, 40 minutes of listening practice, but I was really tired.",
