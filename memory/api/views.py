@@ -131,8 +131,8 @@ class LearnerFactsView(MemoryView):
 
 # The query parameters of a search without filters. Such a search (most of them) is validated by
 # the search's own three fields: a serializer deep-copies every declared field when it is made, and
-# the filtered form's fourteen cost a web worker ~4 % of its CPU per search (py-spy,
-# memory/README.md "Throughput, tenth round"). The three are the filtered form's own, inherited.
+# the filtered form's fourteen took 556-602 µs a search against 151-234 µs for the three
+# (`bench/run.py api_overhead`). The three are the filtered form's own, inherited.
 _UNFILTERED_PARAMS = frozenset(SearchInputSerializer().fields)
 
 
