@@ -19,9 +19,9 @@ _WORD_NUMBERS = {
 # Keyword rules for the fixed category list. Order matters: first match wins. Word-boundary
 # prefixes, so "swimming" matches "swim" but "careful" does not match "career".
 _CATEGORY_RULES: list[tuple[str, tuple[str, ...]]] = [
-    (GoalCategory.LANGUAGE, ("language", "languages", "spanish", "french", "german", "italian", "portuguese", "japanese",
-                             "chinese", "mandarin", "korean", "arabic", "russian", "english", "dutch", "greek",
-                             "vocabulary", "grammar", "fluent", "fluency", "duolingo", "hindi", "swedish",
+    (GoalCategory.LANGUAGE, ("language", "languages", "spanish", "french", "german", "italian", "portuguese",
+                             "japanese", "chinese", "mandarin", "korean", "arabic", "russian", "english", "dutch",
+                             "greek", "vocabulary", "grammar", "fluent", "fluency", "duolingo", "hindi", "swedish",
                              "czech", "polish", "turkish", "ukrainian", "vietnamese", "thai", "norwegian", "danish",
                              "finnish", "hungarian", "romanian", "hebrew", "persian", "farsi", "urdu", "bengali",
                              "indonesian", "tagalog", "swahili", "catalan", "basque", "welsh", "irish", "latin",
