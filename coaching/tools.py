@@ -93,7 +93,7 @@ class ToolBox:
             try:
                 result, ok = handler(**(arguments or {})), True
             except ApplicationError as exc:
-                result, ok = {"error": str(exc)}, False
+                result, ok = {"error": str(exc), "code": exc.code}, False
             except (TypeError, ValueError) as exc:
                 result, ok = {"error": f"bad arguments: {exc}"}, False
         self.calls.append({"name": name, "arguments": arguments, "result": result, "ok": ok, "by": by})

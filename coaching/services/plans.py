@@ -27,16 +27,40 @@ def _session_start(learner: Learner, start: datetime) -> datetime:
     return start
 
 
+_MAX_MINUTES = 600
+
+
 def _session_minutes(duration_minutes: int) -> int:
-    if not 5 <= int(duration_minutes) <= 600:
+    if not 5 <= int(duration_minutes) <= _MAX_MINUTES:
         raise ApplicationError("duration_minutes must be between 5 and 600", field="duration_minutes")
     return int(duration_minutes)
+
+
+def _check_free(learner: Learner, start: datetime, minutes: int, *, moving: int | None = None) -> None:
+    """A learner studies one session at a time: a session overlapping one already planned or done
+    is refused (409). Asked "can we plan my week?" with a plan in place, the coach scheduled the
+    same three sessions again, and each counted twice as planned in the adherence export (trial
+    of 2026-12-03, evening). The caller holds the learner's row lock, so two requests at once
+    cannot both pass."""
+    end = start + timedelta(minutes=minutes)
+    nearby = (PlannedSession.objects.filter(plan__learner=learner, status__in=(SessionStatus.PLANNED,
+                                                                                 SessionStatus.COMPLETED),
+                                            planned_start__lt=end,
+                                            planned_start__gt=start - timedelta(minutes=_MAX_MINUTES))
+              .exclude(pk=moving).order_by("planned_start"))
+    for other in nearby:
+        if other.planned_start + timedelta(minutes=other.duration_minutes) > start:
+            raise ApplicationError(
+                f"a session is already planned then ({other.planned_start.isoformat()}, {other.duration_minutes} min)",
+                code="session_overlap", field="start", status=409)
 
 
 @transaction.atomic
 def session_schedule(*, learner: Learner, start: datetime, duration_minutes: int, topic: str = "") -> PlannedSession:
     minutes = _session_minutes(duration_minutes)
     start = _session_start(learner, start)
+    Learner.objects.select_for_update().filter(pk=learner.pk).first()  # one schedule change per learner at a time
+    _check_free(learner, start, minutes)
     plan, _ = Plan.objects.get_or_create(learner=learner, week_start=week_start_for(learner, start))
     return PlannedSession.objects.create(plan=plan, planned_start=start, duration_minutes=minutes,
                                          topic=topic[:200])
@@ -68,6 +92,10 @@ def session_reschedule(*, session: PlannedSession, start: datetime | None = None
     if topic is not None:
         session.topic = topic[:200]
         fields.append("topic")
+    if start is not None or duration_minutes is not None:
+        Learner.objects.select_for_update().filter(pk=learner.pk).first()
+        _check_free(learner, _session_start(learner, start) if start is not None else session.planned_start,
+                    session.duration_minutes, moving=session.pk)
     if start is not None:
         start = session.planned_start = _session_start(learner, start)
         session.plan, _ = Plan.objects.get_or_create(learner=learner, week_start=week_start_for(learner, start))

@@ -210,3 +210,27 @@ def test_every_client_facing_route_addresses_learners_by_uuid():
     # (its own URL module), which the fallback serves under both spellings.
     slashed = [r for r in routes if r.endswith("/") and not r.startswith("api/v1/research/")]
     assert slashed == []
+
+
+def test_a_session_overlapping_one_already_planned_is_a_409_and_adjacent_ones_are_fine(api):
+    """A learner studies one session at a time (coaching.services.plans._check_free): the same slot
+    twice counted twice as planned in the adherence export."""
+    client, http = api
+    learner = services.learner_create(client=client, timezone_name="UTC")
+    monday = _next_monday("UTC")
+    url = f"/api/v1/learners/{learner.research_id}/sessions"
+
+    def post(start, minutes):
+        return http.post(url, {"start": start.isoformat(), "duration_minutes": minutes}, format="json")
+
+    assert post(monday, 60).status_code == 201
+    for start, minutes in ((monday, 60), (monday + timedelta(minutes=30), 60), (monday - timedelta(minutes=30), 45)):
+        r = post(start, minutes)
+        assert r.status_code == 409 and r.json()["error"]["code"] == "session_overlap", (start, minutes, r.content)
+    assert post(monday + timedelta(minutes=60), 30).status_code == 201, "one that starts as the other ends"
+    assert post(monday - timedelta(minutes=30), 30).status_code == 201, "one that ends as the other starts"
+    assert PlannedSession.objects.count() == 3
+    moved = PlannedSession.objects.order_by("planned_start").last()
+    r = http.patch(f"{url.rsplit('/learners', 1)[0]}/sessions/{moved.public_id}",
+                   {"start": monday.isoformat()}, format="json")
+    assert r.status_code == 409 and r.json()["error"]["code"] == "session_overlap", r.content

@@ -277,3 +277,23 @@ def test_a_question_repeated_from_the_last_replies_is_dropped_and_a_reply_of_onl
     assert say("ok, what next?") == "Try one short swim on Saturday."
     events = Turn.objects.order_by("-id").first().guard_events
     assert [e["action"] for e in events if e["kind"] == "repeat"] == ["regenerate"]
+
+
+def test_asked_to_plan_with_a_plan_in_place_the_coach_says_so_and_schedules_nothing_twice(chat, api):
+    """Seen in a trial (2026-12-03, evening): "can we plan my week?" after option A was scheduled
+    offered the same options, and "option A" scheduled the same three sessions again."""
+    client, http = api
+    learner = onboarded_learner(client)
+    say = _conversation_for(http, learner)
+    say("let's plan my week")
+    assert "Option A is in your plan: 3 of 3 sessions scheduled" in say("option A")
+    assert PlannedSession.objects.filter(plan__learner=learner).count() == 3
+    reply = say("can we plan my week?")
+    assert "You already have 3 sessions planned" in reply and "Option A" in reply
+    reply = say("option A")
+    assert "already in your plan" in reply and "nothing new was scheduled" in reply and "undo" not in reply
+    assert PlannedSession.objects.filter(plan__learner=learner).count() == 3
+    reply = say("can we plan my week?")
+    reply = say("option B")  # B's first day is A's first day: that one is left, the other is new
+    assert "1 of the times already had a session" in reply, reply
+    assert PlannedSession.objects.filter(plan__learner=learner).count() == 4

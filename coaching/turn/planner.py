@@ -9,6 +9,7 @@ from coaching import guard, prompts
 from coaching.dialogue import sessions_missed
 from coaching.intent import resolve_option
 from coaching.router import PLANNER
+from coaching.selectors import sessions_upcoming
 from coaching.services import plan_options, reschedule_options
 from coaching.turn.phrasing import phrase, when
 from coaching.turn.state import Run
@@ -20,8 +21,15 @@ def _schedule_chosen(run, toolbox, chosen: dict) -> str:
         toolbox.call("schedule_session", {"start": s["start"], "minutes": s["minutes"], "topic": s["topic"]},
                      by="code")
     ok = [c for c in toolbox.calls if c["ok"] and c["name"] == "schedule_session"]
+    # A slot the learner already has a session in is refused by the service (session_overlap):
+    # said as such, not as a failure, and never counted as scheduled.
+    taken = [c for c in toolbox.calls if not c["ok"] and c["result"].get("code") == "session_overlap"]
+    total = len(chosen["sessions"])
+    if not ok and len(taken) == total:
+        return f"Those times are already in your plan ({chosen['summary']}), so nothing new was scheduled."
     verb = "Moved" if chosen.get("kind") == "reschedule" else f"Option {chosen['label']} is in your plan"
-    return (f"{verb}: {len(ok)} of {len(chosen['sessions'])} sessions scheduled ({chosen['summary']}). "
+    also = f" {len(taken)} of the times already had a session, so they were left as they were." if taken else ""
+    return (f"{verb}: {len(ok)} of {total} sessions scheduled ({chosen['summary']}).{also} "
             "Say “undo” to take it back.")
 
 
@@ -31,7 +39,8 @@ def planner_turn(run, profile, rule, previous, message, system, context, history
         chosen = resolve_option(message.content, previous.offered_options)
         if chosen is not None:
             confirmation = _schedule_chosen(run, toolbox, chosen)
-            if tracker:
+            if tracker or not any(c["ok"] and c["name"] == "schedule_session" for c in toolbox.calls):
+                # Nothing was scheduled: no words of the model's about "the sessions just scheduled".
                 run.outcome = "templated"
                 return "", confirmation
             text = phrase(run, system, context, history, toolbox,
@@ -51,6 +60,11 @@ def planner_turn(run, profile, rule, previous, message, system, context, history
     else:
         if rule == "reschedule_request":
             lead = "I don't see a missed session in the last two weeks — here are options for the coming days:\n"
+        elif planned := sessions_upcoming(learner=run.learner):
+            # Asked to plan with a plan in place, the coach offered the same options as if there were
+            # none (trial of 2026-12-03, evening): what is already planned is said first.
+            lead = (f"You already have {len(planned)} session{'s' if len(planned) > 1 else ''} planned "
+                    f"({', '.join(when(s) for s in planned)}). Times that are taken are left as they are:\n")
         run.offered_options = plan_options(learner=run.learner, profile=profile)
         reply_hint = "Reply “option A” or “option B” and I'll schedule it."
     listing = "\n".join(f"Option {o['label']}: {o['summary']}" for o in run.offered_options)
