@@ -73,10 +73,12 @@ class SessionListView(APIView):
                                       status=week.validated_data.get("status"))
         return _page(request, self, rows.select_related("plan__learner"), SessionOut)
 
-    @extend_schema(summary="Plan a session", request=SessionIn, responses={201: SessionOut})
+    @extend_schema(summary="Plan a session", request=SessionIn,
+                   responses={201: SessionOut, 409: OpenApiResponse(ErrorOut, description="the time is taken")})
     def post(self, request, research_id):
         """Goes into the plan of the session's week (created when missing). 5-600 minutes, not in
-        the past."""
+        the past, not overlapping another planned or completed session of the learner (409
+        `session_overlap`)."""
         learner = learner_of_client(request, research_id)
         data = SessionIn(data=request.data)
         data.is_valid(raise_exception=True)
@@ -92,10 +94,12 @@ class SessionDetailView(APIView):
         return Response(SessionOut(_session(request, session_id)).data)
 
     @extend_schema(summary="Reschedule a session", request=SessionPatchIn,
-                   responses={200: SessionOut, 409: OpenApiResponse(ErrorOut, description="already reported")})
+                   responses={200: SessionOut,
+                              409: OpenApiResponse(ErrorOut, description="already reported, or the time is taken")})
     def patch(self, request, session_id):
         """Move (`start`), resize or rename a planned session; a reported one (completed,
-        skipped, missed) is a 409."""
+        skipped, missed) is a 409, and so is a new time or length that overlaps another session
+        (`session_overlap`)."""
         session = _session(request, session_id)
         data = SessionPatchIn(data=request.data)
         data.is_valid(raise_exception=True)
