@@ -88,6 +88,8 @@ def validate_model_facts(parsed: Any, *, source: str | None = None) -> tuple[lis
     if not isinstance(items, list):
         return [], 0
     if source is not None and request_to_coach(source):
+        # The chat turn sends no extraction for such a message; one queued before that rule still
+        # stores nothing.
         return [], len(items)
     kept: list[CleanFact] = []
     dropped = 0

@@ -139,6 +139,20 @@ def test_message_list_names_messages_by_public_id_in_one_query(api, django_asser
         assert by_id[str(reply.public_id)]["reply_to"] == str(asked.public_id)
 
 
+def test_a_request_to_the_coach_sends_no_extraction_and_a_message_saying_more_does(api, fake_model):
+    """"can we plan my week?" holds no fact about the learner: no extraction message, so no model
+    call in the worker (a trial stored it as the preference "Can we plan my week?")."""
+    client, http = api
+    conv = _conversation(http, onboarded_learner(client))
+    for text in ("can we plan my week?", "let's plan around my night shifts"):
+        fake_model.push("Sounds good.")
+        r = http.post(f"/api/v1/conversations/{conv}/messages", {"content": text}, format="json")
+        assert r.status_code == 201, r.content
+    sent = [Message.objects.get(pk=m.args[0]).content
+            for m in OutboxMessage.objects.filter(task_name="memory.extract_facts")]
+    assert sent == ["let's plan around my night shifts"]
+
+
 def test_extraction_switched_off_answers_without_enqueueing(api, fake_model, settings):
     settings.BLOOM_MEMORY_EXTRACTION = False
     client, http = api

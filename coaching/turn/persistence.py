@@ -12,6 +12,7 @@ from coaching.router import ONBOARDING
 from coaching.tools import ToolBox
 from coaching.turn.state import Run
 from core.outbox.services import outbox_enqueue
+from memory.rules import request_to_coach
 
 
 def record_turn(run: Run, decision, context: str, toolbox: ToolBox, *, reply: Message | None, outcome: str) -> Turn:
@@ -42,8 +43,11 @@ def persist(run: Run, decision, context: str, toolbox: ToolBox, content: str) ->
                                                     trace_id=run.trace_id)
         run.message.status = MessageStatus.ANSWERED
         record_turn(run, decision, context, toolbox, reply=reply, outcome=run.outcome)
+        # A message that only asks the coach to act ("can we plan my week?") holds no fact about the
+        # learner (memory.rules.request_to_coach): no extraction is sent for it, rather than a
+        # model call whose every fact would be dropped.
         if (decision.specialist != ONBOARDING and run.learner.study_arm == StudyArm.COACH
-                and settings.BLOOM_MEMORY_EXTRACTION):
+                and settings.BLOOM_MEMORY_EXTRACTION and not request_to_coach(locked.content)):
             # Fire-and-forget memory extraction, sent after commit; the reply never waits for it.
             outbox_enqueue(task_name="memory.extract_facts", args=[locked.pk], queue="memory",
                            dedup_key=f"extract:{locked.pk}")
