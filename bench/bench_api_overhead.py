@@ -42,7 +42,6 @@ def _throttle(base, rate: str, backend):
         def get_cache_key(self, request, view):
             return key
 
-    Fixed.rate = rate
     return Fixed
 
 

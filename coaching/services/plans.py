@@ -36,12 +36,13 @@ def _session_minutes(duration_minutes: int) -> int:
     return int(duration_minutes)
 
 
-def _check_free(learner: Learner, start: datetime, minutes: int, *, moving: int | None = None) -> None:
+def _claim_time(learner: Learner, start: datetime, minutes: int, *, moving: int | None = None) -> None:
     """A learner studies one session at a time: a session overlapping one already planned or done
     is refused (409). Asked "can we plan my week?" with a plan in place, the coach scheduled the
     same three sessions again, and each counted twice as planned in the adherence export (trial
-    of 2026-12-03, evening). The caller holds the learner's row lock, so two requests at once
-    cannot both pass."""
+    of 2026-12-03, evening). The learner's row is locked first, so two requests at once cannot
+    both pass; the caller's transaction holds the lock until its session is written."""
+    Learner.objects.select_for_update().filter(pk=learner.pk).first()
     end = start + timedelta(minutes=minutes)
     nearby = (PlannedSession.objects.filter(plan__learner=learner, status__in=(SessionStatus.PLANNED,
                                                                                  SessionStatus.COMPLETED),
@@ -59,8 +60,7 @@ def _check_free(learner: Learner, start: datetime, minutes: int, *, moving: int 
 def session_schedule(*, learner: Learner, start: datetime, duration_minutes: int, topic: str = "") -> PlannedSession:
     minutes = _session_minutes(duration_minutes)
     start = _session_start(learner, start)
-    Learner.objects.select_for_update().filter(pk=learner.pk).first()  # one schedule change per learner at a time
-    _check_free(learner, start, minutes)
+    _claim_time(learner, start, minutes)
     plan, _ = Plan.objects.get_or_create(learner=learner, week_start=week_start_for(learner, start))
     return PlannedSession.objects.create(plan=plan, planned_start=start, duration_minutes=minutes,
                                          topic=topic[:200])
@@ -92,13 +92,12 @@ def session_reschedule(*, session: PlannedSession, start: datetime | None = None
     if topic is not None:
         session.topic = topic[:200]
         fields.append("topic")
-    if start is not None or duration_minutes is not None:
-        Learner.objects.select_for_update().filter(pk=learner.pk).first()
-        _check_free(learner, _session_start(learner, start) if start is not None else session.planned_start,
-                    session.duration_minutes, moving=session.pk)
-    if start is not None:
-        start = session.planned_start = _session_start(learner, start)
-        session.plan, _ = Plan.objects.get_or_create(learner=learner, week_start=week_start_for(learner, start))
+    new_start = _session_start(learner, start) if start is not None else None
+    if new_start is not None or duration_minutes is not None:
+        _claim_time(learner, new_start or session.planned_start, session.duration_minutes, moving=session.pk)
+    if new_start is not None:
+        session.planned_start = new_start
+        session.plan, _ = Plan.objects.get_or_create(learner=learner, week_start=week_start_for(learner, new_start))
         fields += ["planned_start", "plan"]
     if fields:
         session.save(update_fields=fields)

@@ -213,7 +213,7 @@ def test_every_client_facing_route_addresses_learners_by_uuid():
 
 
 def test_a_session_overlapping_one_already_planned_is_a_409_and_adjacent_ones_are_fine(api):
-    """A learner studies one session at a time (coaching.services.plans._check_free): the same slot
+    """A learner studies one session at a time (coaching.services.plans._claim_time): the same slot
     twice counted twice as planned in the adherence export."""
     client, http = api
     learner = services.learner_create(client=client, timezone_name="UTC")

@@ -15,22 +15,24 @@ from coaching.turn.phrasing import phrase, when
 from coaching.turn.state import Run
 
 
-def _schedule_chosen(run, toolbox, chosen: dict) -> str:
-    """Code acts on the option it offered: one schedule_session call per slot, then says what it did."""
+def _schedule_chosen(run, toolbox, chosen: dict) -> tuple[str, int]:
+    """Code acts on the option it offered: one schedule_session call per slot, then says what it
+    did. Returns the confirmation and how many sessions were scheduled."""
     for s in chosen["sessions"]:
         toolbox.call("schedule_session", {"start": s["start"], "minutes": s["minutes"], "topic": s["topic"]},
                      by="code")
-    ok = [c for c in toolbox.calls if c["ok"] and c["name"] == "schedule_session"]
+    calls = [c for c in toolbox.calls if c["name"] == "schedule_session"]
+    ok = sum(c["ok"] for c in calls)
     # A slot the learner already has a session in is refused by the service (session_overlap):
     # said as such, not as a failure, and never counted as scheduled.
-    taken = [c for c in toolbox.calls if not c["ok"] and c["result"].get("code") == "session_overlap"]
+    taken = sum(not c["ok"] and c["result"].get("code") == "session_overlap" for c in calls)
     total = len(chosen["sessions"])
-    if not ok and len(taken) == total:
-        return f"Those times are already in your plan ({chosen['summary']}), so nothing new was scheduled."
+    if not ok and taken == total:
+        return f"Those times are already in your plan ({chosen['summary']}), so nothing new was scheduled.", 0
     verb = "Moved" if chosen.get("kind") == "reschedule" else f"Option {chosen['label']} is in your plan"
-    also = f" {len(taken)} of the times already had a session, so they were left as they were." if taken else ""
-    return (f"{verb}: {len(ok)} of {total} sessions scheduled ({chosen['summary']}).{also} "
-            "Say “undo” to take it back.")
+    also = f" {taken} of the times already had a session, so they were left as they were." if taken else ""
+    return (f"{verb}: {ok} of {total} sessions scheduled ({chosen['summary']}).{also} "
+            "Say “undo” to take it back."), ok
 
 
 def planner_turn(run, profile, rule, previous, message, system, context, history, toolbox,
@@ -38,8 +40,8 @@ def planner_turn(run, profile, rule, previous, message, system, context, history
     if rule == "option_answer" and previous is not None:
         chosen = resolve_option(message.content, previous.offered_options)
         if chosen is not None:
-            confirmation = _schedule_chosen(run, toolbox, chosen)
-            if tracker or not any(c["ok"] and c["name"] == "schedule_session" for c in toolbox.calls):
+            confirmation, scheduled = _schedule_chosen(run, toolbox, chosen)
+            if tracker or not scheduled:
                 # Nothing was scheduled: no words of the model's about "the sessions just scheduled".
                 run.outcome = "templated"
                 return "", confirmation
