@@ -92,6 +92,9 @@ def test_the_state_is_two_integers_whatever_the_rate():
     key = cls().get_cache_key(None, None)
     assert cache.get(f"{key}:20") == 2_000
     assert cache.get(f"{key}:19") is None
+    clock[0] = 1290.0  # half-way through the next window: the last one is read, not rewritten
+    assert allowed(cls, 3) == 3
+    assert (cache.get(f"{key}:20"), cache.get(f"{key}:21")) == (2_000, 3)
 
 
 def test_no_rate_means_no_throttle():
