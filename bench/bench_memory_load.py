@@ -9,11 +9,13 @@ per arm; searches/s, p50/p95/p99, errors and the web workers' CPU per search:
 One learner holds three conversations of memory/eval_data/longconv_v1.json (conv-0 to conv-2,
 1,594 turns as "<speaker>: <text>", stored through the batch ingest with client-sent vectors, so
 every rule applies; 1,056 facts remain). The 245 questions of those conversations are the
-queries. Three servers are started side by side, all with the production settings (a pool of
-open connections per worker, prepared search statements, the one-hop ASGI handler): Bloom's web
-process (`python -m bloom.serve`, the Procfile's `web`) with 2 and with 4 workers, and plain
-`uvicorn --workers 2`, whose workers share one socket (bloom/serve.py says what that costs);
-every arm runs on each in turn:
+queries. The servers of CONFIGS are started side by side, all with the production settings (a
+pool of open connections per worker, prepared search statements, the one-hop ASGI handler):
+Bloom's web process (`python -m bloom.serve`, the Procfile's `web`) with 2 and with 4 workers and
+with 2 on the pure-Python HTTP parser and event loop, and plain `uvicorn --workers 2`, whose
+workers share one socket (bloom/serve.py says what that costs); optionally an older checkout
+beside them (BENCH_LOAD_BASELINE, below). Every arm runs on each in turn, and PostgreSQL's CPU per
+search is reported beside the web workers':
 
 - "repeated text": the questions over and over; every worker has embedded each of them in a
   warm-up first, so the query vector comes from the query cache and the embedding is not measured
@@ -171,34 +173,31 @@ def _load(port: int, token: str, path: str, queries: list[str], *, seconds: floa
 
 
 # --- the run ---------------------------------------------------------------------------------------------
-def _worker_cpu(master: int) -> float:
-    """CPU seconds used so far by the server's processes (the uvicorn master's children), from /proc."""
-    total = 0.0
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == master:  # ppid
-            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
-    return total
-
-
-def _postgres_cpu() -> float | None:
-    """CPU seconds used so far by the PostgreSQL server's processes on this machine (every
-    backend, the bench's own idle connections included), from /proc; None if none is readable
-    (a server in a container or on another host)."""
+def _cpu_seconds(select) -> float | None:
+    """CPU seconds (utime + stime) used so far by the processes `select(comm, stat fields)` picks,
+    from /proc; None when none was picked."""
     total, seen = 0.0, False
     for proc in Path("/proc").glob("[0-9]*"):
         try:
-            if (proc / "comm").read_text().strip() != "postgres":
-                continue
+            comm = (proc / "comm").read_text().strip()
             fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        seen = True
-        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        if select(comm, fields):
+            seen = True
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     return total if seen else None
+
+
+def _worker_cpu(master: int) -> float:
+    """The server's processes: the master's children (the workers)."""
+    return _cpu_seconds(lambda comm, fields: int(fields[1]) == master) or 0.0  # fields[1]: the parent pid
+
+
+def _postgres_cpu() -> float | None:
+    """The PostgreSQL server's processes on this machine (every backend, the bench's own idle
+    connections included); None if none is readable (a server in a container or on another host)."""
+    return _cpu_seconds(lambda comm, fields: comm == "postgres")
 
 
 def _free_port() -> int:
@@ -291,7 +290,7 @@ def run(quick: bool) -> list[dict]:
             warm = _load(port, token, path, queries, seconds=8 if quick else 40, touch=False, new_text=False,
                          close=True)
             warm_errors += sum(n for s, n in warm["status"].items() if s != "200")
-                # Each arm runs the servers in turn, in the opposite order to the arm before: the machine
+        # Each arm runs the servers in turn, in the opposite order to the arm before: the machine
         # warms up over the run (the load average rises), which would favour whichever came first.
         for n, (arm, touch, new_text, clients) in enumerate(ARMS):
             for name, port, web in (webs if n % 2 == 0 else webs[::-1]):
@@ -323,7 +322,7 @@ def run(quick: bool) -> list[dict]:
                 print(f"# memory_load: {label}: {note}", file=sys.stderr, flush=True)
         rows.append({"bench": "memory.load", "metric": "setup", "value": facts, "unit": "facts",
                      "note": f"{CLIENTS} clients (unless said) for {seconds:.0f} s per arm, servers "
-                             f"{', '.join(name for name, *_ in servers())}; {warm_errors} errors in the warm-ups; "
+                             f"{', '.join(name for name, *_ in webs)}; {warm_errors} errors in the warm-ups; "
                              "the load generator shares the 2 cores with the web workers and PostgreSQL"})
     finally:
         for _, _, web in webs:
