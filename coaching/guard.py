@@ -128,7 +128,7 @@ def find_voice(text: str, learner_text: str = "", previous_replies: Iterable[str
     announces a guide or a list instead of giving its points, or copies the prompt's example
     exchange (found in `messages`) where nobody said it."""
     findings = []
-    if hit := reply_checks.coach_as_learner(text):
+    if hit := reply_checks.coach_as_learner(text, learner_text):
         findings.append(Finding("coach_as_learner", hit))
     if hit := reply_checks.asks_for_advice(text):
         findings.append(Finding("asks_for_advice", hit))

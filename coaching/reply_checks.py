@@ -258,8 +258,25 @@ _COACH_AS_LEARNER = re.compile(
     r"|\bi'?ll practi[cs]e\b|\bit took me\b|\b(?:a big |a real )?challenge for me\b")
 
 
-def coach_as_learner(text: str) -> str | None:
-    return _first_match(_COACH_AS_LEARNER, text)
+# What the learner called theirs ("around my night shifts"): the word after "my". Words a coach
+# says of its own in any conversation ("my best", "my suggestion") are not taken.
+_LEARNER_OWNS = re.compile(r"(?i)\bmy ([a-z][a-z'-]*)")
+_COACH_OWN_WORDS = frozenset({
+    "own", "best", "bad", "pleasure", "apologies", "mistake", "guess", "point", "suggestion", "advice",
+    "view", "opinion", "experience", "thoughts", "take", "understanding", "question", "goodness", "god",
+    "gosh", "word", "job", "role", "turn", "answer", "reply", "recommendation", "idea", "ideas"})
+
+
+def coach_as_learner(text: str, learner_text: str = "") -> str | None:
+    """The coach speaking as the learner: the fixed list above, and "my"/"our" before what the
+    learner, in this message, called theirs. A fixed list cannot know a learner's life: "Let's plan
+    around our night shifts" answered "let's plan around my night shifts" (trial of 2026-12-03)."""
+    if hit := _first_match(_COACH_AS_LEARNER, text):
+        return hit
+    for owned in set(_LEARNER_OWNS.findall(learner_text.replace("’", "'").lower())) - _COACH_OWN_WORDS:
+        if match := re.search(rf"(?i)\b(?:my|our) {re.escape(owned)}\b", text.replace("’", "'")):
+            return match.group(0)
+    return None
 
 
 # --- asking for what the coach already knows ---------------------------------------------------

@@ -237,3 +237,16 @@ def test_every_reply_the_model_was_shown_counts_for_repeats():
     previous = ["Great!", "Sure, I can help you plan this week.", summary]  # newest first
     text, dropped = guard.drop_repeats(summary, previous)
     assert text == "" and len(dropped) == 2
+
+
+def test_the_coach_taking_the_learners_own_words_as_its_own():
+    """Trial of 2026-12-03: "let's plan around my night shifts" was framed "Let's plan around our
+    night shifts". No fixed list holds every learner's life; what they just called theirs does."""
+    from coaching import reply_checks
+
+    said = "let's plan around my night shifts next week"
+    assert reply_checks.coach_as_learner("Let's plan around our night shifts.", said) == "our night"
+    assert reply_checks.coach_as_learner("Let's plan around your night shifts.", said) is None
+    assert reply_checks.coach_as_learner("Let's plan around our night shifts.") is None  # nobody said it
+    # What a coach says of its own is not taken from the learner: "I'll do my best" / "my best".
+    assert reply_checks.coach_as_learner("I'll do my best to fit them in.", "I did my best") is None

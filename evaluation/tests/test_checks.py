@@ -267,6 +267,10 @@ def test_coach_as_learner_flags_the_coach_speaking_about_my_life():
 
     assert check_coach_as_learner("Evening time is a crucial part of my life.", CheckContext()).flag
     assert not check_coach_as_learner("In my experience, evenings work well for you.", CheckContext()).flag
+    # What this learner called theirs, taken as the coach's own (trial of 2026-12-03).
+    ctx = CheckContext(learner_text="let's plan around my night shifts next week")
+    assert check_coach_as_learner("Let's plan around our night shifts.", ctx).flag
+    assert not check_coach_as_learner("Let's plan around your night shifts.", ctx).flag
 
 
 @pytest.mark.parametrize("text,flag", [
