@@ -10,6 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from coaching.models import Learner, LearnerProfile, Plan, PlannedSession, SessionStatus
+from coaching.plan_request import PlanRequest
 from coaching.services.learners import learner_tz
 from core.errors import ApplicationError
 
@@ -133,28 +134,66 @@ def reschedule_options(*, learner: Learner, profile: LearnerProfile, missed: lis
 _SLOT_HOUR = {"morning": 8, "midday": 12, "afternoon": 15, "evening": 19, "night": 21, "flexible": 18}
 
 
-def plan_options(*, learner: Learner, profile: LearnerProfile, now: datetime | None = None) -> list[dict]:
-    """Two concrete weekly options computed in CODE from the profile (time budget, best time). The
-    model never invents slots; it only phrases the introduction. Stored on the Turn so that a
-    later "option B"/"yes" is resolved by code."""
+def plan_options(*, learner: Learner, profile: LearnerProfile, now: datetime | None = None,
+                 request: PlanRequest | None = None) -> list[dict]:
+    """Two concrete weekly options computed in CODE from the profile (time budget, best time) and
+    from what the request to plan said about when (`coaching.plan_request`: days, a time of day or
+    an hour, a time that is taken), which wins over the profile. The model never invents slots;
+    it only phrases the introduction. Stored on the Turn so that a later "option B"/"yes" is
+    resolved by code."""
     tz = learner_tz(learner)
     now = (now or timezone.now()).astimezone(tz)
+    request = request or PlanRequest()
     weekly_min = int((profile.weekly_hours or Decimal(2)) * 60)
-    hour = _SLOT_HOUR.get(profile.best_time or "flexible", 18)
+    hour = _request_hour(request, profile.best_time or "flexible")
     topic = (profile.primary_goal or "study")[:200]
-
-    def days(count: int, spacing: int) -> list[datetime]:
-        first = (now + timedelta(days=1)).replace(hour=hour, minute=0, second=0, microsecond=0)
-        return [first + timedelta(days=i * spacing) for i in range(count)]
+    allowed = request.days if request.days is not None else frozenset(range(7))
 
     options = []
     for label, count, spacing in (("A", 3, 2), ("B", 2, 3)):
         minutes = max(15, min(180, (weekly_min // count) // 5 * 5))
-        starts = days(count, spacing)
+        starts = _spread_days(now, hour, allowed, count, spacing)
+        if not starts:
+            continue
+        if len(starts) < count:  # fewer allowed days than sessions: the week's time in fewer, longer ones
+            minutes = max(15, min(180, (weekly_min // len(starts)) // 5 * 5))
         when = ", ".join(s.strftime("%a") for s in starts)
         options.append({
             "label": label,
-            "summary": f"{count} sessions of {minutes} min ({when} at {hour:02d}:00)",
+            "summary": f"{len(starts)} session{'s' if len(starts) > 1 else ''} of {minutes} min "
+                       f"({when} at {hour:02d}:00)",
             "sessions": [{"start": s.isoformat(), "minutes": minutes, "topic": topic} for s in starts],
         })
+    if len(options) == 2 and options[0]["summary"] == options[1]["summary"]:
+        options.pop()  # one allowed day: both options would be the same session
     return options
+
+
+# When a named time of day is taken ("around my night shifts") and it is also the profile's best
+# time, the sessions go to the first of these that is free.
+_FREE_TIME_ORDER = ("evening", "morning", "afternoon", "midday", "night")
+
+
+def _request_hour(request: PlanRequest, profile_time: str) -> int:
+    if request.hour is not None:
+        return request.hour
+    time = request.best_time or profile_time
+    if request.busy_time and time in (request.busy_time, "flexible"):
+        time = next(t for t in _FREE_TIME_ORDER if t != request.busy_time)
+    return _SLOT_HOUR.get(time, 18)
+
+
+def _spread_days(now: datetime, hour: int, allowed: frozenset[int], count: int, spacing: int) -> list[datetime]:
+    """`count` start times on allowed weekdays from tomorrow, `spacing` days apart where the
+    allowed days within the next week permit it, closer where they do not; at most a week ahead."""
+    first = (now + timedelta(days=1)).replace(hour=hour, minute=0, second=0, microsecond=0)
+    candidates = [first + timedelta(days=i) for i in range(7) if (first + timedelta(days=i)).weekday() in allowed]
+    chosen: list[datetime] = []
+    for gap in range(spacing, 0, -1):
+        chosen = []
+        for day in candidates:
+            if not chosen or (day - chosen[-1]).days >= gap:
+                chosen.append(day)
+            if len(chosen) == count:
+                return chosen
+    return chosen

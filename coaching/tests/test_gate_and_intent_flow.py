@@ -297,3 +297,21 @@ def test_asked_to_plan_with_a_plan_in_place_the_coach_says_so_and_schedules_noth
     reply = say("option B")  # B's first day is A's first day: that one is left, the other is new
     assert "1 of the times already had a session" in reply, reply
     assert PlannedSession.objects.filter(plan__learner=learner).count() == 4
+
+
+def test_a_request_to_plan_is_read_for_when_and_what_was_not_used_is_said(chat, api):
+    """Trial of 2026-12-03: "let's plan around my night shifts next week" got the profile's
+    evening options and no word that the shifts were not used."""
+    client, http = api
+    learner = onboarded_learner(client)  # best time: evening
+    say = _conversation_for(http, learner)
+    reply = say("let's plan around my night shifts next week")
+    assert "I don't know the times of your night shifts" in reply and "not at night" in reply, reply
+    assert "at 19:00" in reply  # evenings are not nights: the profile's time stays
+    reply = say("plan my week, weekends only")
+    assert "Going by what you said: weekends only." in reply and "(Sat, Sun at 19:00)" in reply, reply
+    assert "Option B" not in reply and "Reply “yes”" in reply
+    assert "Option A is in your plan: 2 of 2 sessions scheduled" in say("yes")
+    tz = services.learner_tz(learner)
+    days = {s.planned_start.astimezone(tz).weekday() for s in PlannedSession.objects.filter(plan__learner=learner)}
+    assert days <= {5, 6}

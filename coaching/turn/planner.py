@@ -8,6 +8,7 @@ import re
 from coaching import guard, prompts
 from coaching.dialogue import sessions_missed
 from coaching.intent import resolve_option
+from coaching.plan_request import PlanRequest, read_plan_request
 from coaching.router import PLANNER
 from coaching.selectors import sessions_upcoming
 from coaching.services import plan_options, reschedule_options
@@ -67,9 +68,13 @@ def planner_turn(run, profile, rule, previous, message, system, context, history
             # none (trial of 2026-12-03, evening): what is already planned is said first.
             lead = (f"You already have {len(planned)} session{'s' if len(planned) > 1 else ''} planned "
                     f"({', '.join(when(s) for s in planned)}). Times that are taken are left as they are:\n")
-        run.offered_options = plan_options(learner=run.learner, profile=profile)
+        request = read_plan_request(message.content)
+        run.offered_options = plan_options(learner=run.learner, profile=profile, request=request)
+        lead += _request_read(request)
         reply_hint = "Reply “option A” or “option B” and I'll schedule it."
     listing = "\n".join(f"Option {o['label']}: {o['summary']}" for o in run.offered_options)
+    if len(run.offered_options) == 1:
+        reply_hint = "Reply “yes” and I'll schedule it."
     suffix = f"{lead}{listing}\n{reply_hint}"
     if tracker:
         run.outcome = "templated"
@@ -85,6 +90,20 @@ def planner_turn(run, profile, rule, previous, message, system, context, history
                   f"{message.content}\n(Two schedule options follow your reply; do not list times yourself.)",
                   fallback, profile.goal_category, extra_check=_schedule_talk_findings, max_sentences=2)
     return _planner_words(run, text) or fallback, suffix
+
+
+def _request_read(request: PlanRequest) -> str:
+    """What code took from the request to plan, said before the options, and what it could not
+    place, said as such: "around my night shifts" once got the profile's options with no word
+    that the shifts were not used (trial of 2026-12-03)."""
+    said = request.said()
+    line = f"Going by what you said: {', '.join(said)}.\n" if said else ""
+    if request.unplaced:
+        line = (f"I don't know the times of your {request.unplaced}, so "
+                + (f"I only kept to what I could read: {', '.join(said)}. " if said else "these use your usual time. ")
+                + "Tell me the days or times you're free (like “only Tuesdays and Saturdays at 14:00”) "
+                "and I'll plan around them.\n")
+    return line
 
 
 # Code renders every day, time and option; the model's words may only frame them. A small model

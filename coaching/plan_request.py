@@ -1,0 +1,117 @@
+"""What a request to plan says about when: read by rules, before any option is computed.
+
+"let's plan around my night shifts next week" got the same options as "plan my week" (trial of
+2026-12-03): the options came from the profile alone, and what the learner had just said was
+not read. Here code reads the days ("weekends only", "not on Fridays", "Tuesdays and
+Thursdays"), a time of day to study ("evenings", "at 7pm") and a time that is taken ("night
+shifts", "I work mornings", "not mornings"). What it cannot place ("around my shifts": which
+days?) is kept as `unplaced`, so the coach says it did not use it instead of seeming to.
+
+Pure functions: no database, no model (the model never decides when a session is)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from coaching.onboarding.values import TIME_RULES, normalise
+
+_DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+# Full day names only: "sat" and "wed" are words too ("I sat down").
+_DAY_WORD = re.compile(r"\b(monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?\b|\b(weekends?|weekdays?)\b")
+_NEGATION = re.compile(r"\b(?:not|no|except|but not|never|apart from|other than|without|can't do|cannot do|"
+                       r"can't on|busy)\s+(?:on\s+|in\s+the\s+|the\s+|at\s+)?$")
+# A time of day that is taken: "night shifts", "I work evenings", "evenings are busy".
+_BUSY_AFTER = re.compile(r"^\s*(?:shifts?|work|job|classes|class|are (?:busy|taken|out|full)|i work)\b")
+_BUSY_BEFORE = re.compile(r"\b(?:i work|working|work|busy|not|no|except|never|can't do|cannot do|can't)\s+"
+                          r"(?:on\s+|in\s+the\s+|the\s+|at\s+)?$")
+_CLOCK = re.compile(r"\bat (\d{1,2})(?::(\d{2}))?\s*(am|pm)?\b")
+_AROUND = re.compile(r"\b(?:around|round|between|after|before) (?:my|the|our) ([a-z' -]{2,40}?)(?=[,.;!?]|$| and\b|"
+                     r" next\b| this\b| please\b)")
+
+
+@dataclass(frozen=True)
+class PlanRequest:
+    days: frozenset[int] | None = None  # weekdays allowed (0 = Monday); None: any day
+    best_time: str | None = None  # a time of day to study in (coaching.models.BestTime)
+    hour: int | None = None  # an hour named ("at 7pm")
+    busy_time: str | None = None  # a time of day that is taken
+    unplaced: str = ""  # a constraint named but not placed ("my shifts")
+
+    def said(self) -> list[str]:
+        """What code read, in words for the reply ("weekends only", "not at night")."""
+        parts = []
+        if self.days is not None:
+            parts.append(_days_phrase(self.days))
+        if self.hour is not None:
+            parts.append(f"at {self.hour:02d}:00")
+        elif self.best_time:
+            parts.append(f"in the {self.best_time}" if self.best_time != "night" else "at night")
+        if self.busy_time:
+            parts.append(f"not {'at night' if self.busy_time == 'night' else 'in the ' + self.busy_time}")
+        return parts
+
+
+def _days_phrase(days: frozenset[int]) -> str:
+    if days == frozenset({5, 6}):
+        return "weekends only"
+    if days == frozenset(range(5)):
+        return "weekdays only"
+    if len(days) >= 4:
+        return "not on " + " or ".join(_DAYS[d].title() + "s" for d in sorted(set(range(7)) - days))
+    return "on " + " and ".join(_DAYS[d].title() + "s" for d in sorted(days))
+
+
+def _day_set(match: re.Match[str]) -> frozenset[int]:
+    if match.group(2):
+        return frozenset({5, 6}) if match.group(2).startswith("weekend") else frozenset(range(5))
+    return frozenset({_DAYS.index(match.group(1))})
+
+
+def read_plan_request(text: str) -> PlanRequest:
+    norm = normalise(text)
+    allowed: set[int] = set()
+    excluded: set[int] = set()
+    for match in _DAY_WORD.finditer(norm):
+        target = excluded if _NEGATION.search(norm[max(0, match.start() - 24):match.start()]) else allowed
+        target |= _day_set(match)
+    days: frozenset[int] | None = None
+    if allowed or excluded:
+        days = frozenset((allowed or set(range(7))) - excluded) or None
+
+    best_time = busy_time = None
+    for value, keywords in TIME_RULES:
+        if value == "flexible":
+            continue
+        for keyword in keywords:
+            for match in re.finditer(r"(?<![a-z0-9])" + re.escape(keyword) + r"(?![a-z])", norm):
+                if keyword in ("before work", "after work", "tonight"):
+                    busy = False
+                else:
+                    busy = bool(_BUSY_AFTER.match(norm[match.end():])
+                                or _BUSY_BEFORE.search(norm[max(0, match.start() - 24):match.start()]))
+                if busy:
+                    busy_time = busy_time or value
+                else:
+                    best_time = best_time or value
+
+    hour = None
+    if clock := _CLOCK.search(norm):
+        hour = int(clock.group(1)) % 24
+        if clock.group(3) == "pm" and hour < 12:
+            hour += 12
+        if clock.group(3) is None and hour < 7:  # "at 6" for a study session is the evening
+            hour += 12
+    unplaced = ""
+    if around := _AROUND.search(norm):
+        thing = around.group(1).strip()
+        # "around my night shifts" placed a busy time, but not the days of the shifts.
+        if busy_time is None or days is None:
+            unplaced = thing
+    if best_time == busy_time:
+        best_time = None
+    return PlanRequest(days=days, best_time=best_time, hour=hour, busy_time=busy_time, unplaced=unplaced)
+
+
+def any_constraint(request: PlanRequest) -> bool:
+    return bool(request.said() or request.unplaced)

@@ -1,0 +1,71 @@
+"""What a request to plan says about when is read by code and used by the options (trial of
+2026-12-03: "let's plan around my night shifts next week" got the profile's options, and nothing
+said that the shifts were not used). Parsing is pure; the options are checked on real rows."""
+
+import itertools
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from coaching.models import LearnerProfile
+from coaching.plan_request import PlanRequest, read_plan_request
+from coaching.services import plan_options
+from coaching.tests.conftest import onboarded_learner
+
+WEEKEND = frozenset({5, 6})
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("can we plan my week?", PlanRequest()),
+    ("plan my week, weekends only", PlanRequest(days=WEEKEND)),
+    ("plan my week but not on weekends", PlanRequest(days=frozenset(range(5)))),
+    ("only Tuesdays and Thursdays please", PlanRequest(days=frozenset({1, 3}))),
+    ("plan next week, I can't do Fridays", PlanRequest(days=frozenset({0, 1, 2, 3, 5, 6}))),
+    ("can we plan my week? evenings are best", PlanRequest(best_time="evening")),
+    ("plan my week at 7pm", PlanRequest(hour=19)),
+    ("let's plan around my night shifts next week", PlanRequest(busy_time="night", unplaced="night shifts")),
+    ("I work mornings, plan my week", PlanRequest(busy_time="morning")),
+    ("plan my week around my night shifts, only Mondays and Wednesdays",
+     PlanRequest(days=frozenset({0, 2}), busy_time="night")),
+    ("plan my week around my kids", PlanRequest(unplaced="kids")),
+    ("I sat down to plan my week", PlanRequest()),  # "sat" is a word, not Saturday
+])
+def test_the_request_is_read_by_rules(text, expected):
+    assert read_plan_request(text) == expected
+
+
+def test_what_was_read_is_said_in_words():
+    assert read_plan_request("weekends only, in the evening").said() == ["weekends only", "in the evening"]
+    assert read_plan_request("around my night shifts").said() == ["not at night"]
+    assert read_plan_request("not on Fridays").said() == ["not on Fridays"]
+
+
+def _starts(options):
+    return [[datetime.fromisoformat(s["start"]) for s in o["sessions"]] for o in options]
+
+
+@pytest.mark.django_db
+def test_options_keep_to_the_days_and_time_asked_for(api):
+    learner = onboarded_learner(api[0])  # profile: evenings, 3 h a week
+    now = datetime(2026, 12, 7, 9, 0, tzinfo=ZoneInfo("UTC"))  # a Monday
+    options = plan_options(learner=learner, profile=LearnerProfile.objects.get(learner=learner), now=now,
+                           request=read_plan_request("plan my week, weekends only, at 10am"))
+    starts = _starts(options)
+    assert [[s.weekday() for s in o] for o in starts] == [[5, 6], [5, 6]][:len(starts)]
+    assert all(s.hour == 10 for o in starts for s in o)
+    assert len(options) == 1  # two allowed days: both options would be the same two sessions
+    assert options[0]["summary"] == "2 sessions of 90 min (Sat, Sun at 10:00)"
+
+
+@pytest.mark.django_db
+def test_a_busy_time_that_is_the_profiles_best_time_moves_the_sessions(api):
+    learner = onboarded_learner(api[0])  # best time: evening
+    now = datetime(2026, 12, 7, 9, 0, tzinfo=ZoneInfo("UTC"))
+    plain = plan_options(learner=learner, profile=LearnerProfile.objects.get(learner=learner), now=now)
+    busy = plan_options(learner=learner, profile=LearnerProfile.objects.get(learner=learner), now=now,
+                        request=read_plan_request("I work evenings, plan my week"))
+    assert {s.hour for o in _starts(plain) for s in o} == {19}
+    assert {s.hour for o in _starts(busy) for s in o} == {8}  # the first free time of day
+    spaced = _starts(plain)[0]
+    assert [b - a for a, b in itertools.pairwise(spaced)] == [timedelta(days=2)] * 2
