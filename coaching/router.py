@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from coaching import intent as intents
 from coaching.onboarding.answers import goal_correction, time_correction
+from coaching.plan_request import any_constraint, read_plan_request
 
 ONBOARDING, PLANNER, CHECKIN, REFLECTION, COACH = "onboarding", "planner", "checkin", "reflection", "coach"
 SPECIALISTS = (ONBOARDING, PLANNER, CHECKIN, REFLECTION, COACH)
@@ -92,6 +93,10 @@ def route(state: RouteState, text: str) -> RouteDecision:
         return RouteDecision(CHECKIN, "session_report", f"message reports a {intent.outcome} session ({intent.cue!r})")
     if hit := _any(EXPLICIT_CHECKIN, norm):
         return RouteDecision(CHECKIN, "session_report", f"message reports on a session ({hit.strip()!r})")
+    if state.options_pending and state.options_kind == "plan" and any_constraint(read_plan_request(text)):
+        # The planner asked for the days or times that are free ("only Tuesdays and Saturdays at
+        # 14:00"): the answer names no option and no planning word, and went to the general coach.
+        return RouteDecision(PLANNER, "plan_constraint", f"says when, after the plan options: {text[:60]!r}")
     if state.checkin_due and intent.kind != intents.QUESTION:
         return RouteDecision(CHECKIN, "checkin_due", "a planned session has ended without a report")
     if (hit := _any(PLANNING_CUES, norm)) or ((hit := _any((THIS_WEEK,), norm)) and _any(LOOKS_AHEAD, norm)):

@@ -306,8 +306,13 @@ def test_a_request_to_plan_is_read_for_when_and_what_was_not_used_is_said(chat, 
     learner = onboarded_learner(client)  # best time: evening
     say = _conversation_for(http, learner)
     reply = say("let's plan around my night shifts next week")
-    assert "I don't know the times of your night shifts" in reply and "not at night" in reply, reply
+    assert "You mentioned your night shifts, but I can't tell from that which days" in reply, reply
+    assert "not at night" in reply
     assert "at 19:00" in reply  # evenings are not nights: the profile's time stays
+    # The answer to "tell me the days or times you're free" is the planner's, read the same way.
+    reply = say("only Tuesdays and Saturdays at 14:00")
+    assert "Going by what you said: on Tuesdays and Saturdays, at 14:00." in reply, reply
+    assert "Option A: 2 sessions of 90 min" in reply and "Tue" in reply and "Sat" in reply
     reply = say("plan my week, weekends only")
     assert "Going by what you said: weekends only." in reply and "(Sat, Sun at 19:00)" in reply, reply
     assert "Option B" not in reply and "Reply “yes”" in reply

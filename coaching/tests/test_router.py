@@ -42,6 +42,14 @@ ON = RouteState(onboarded=True)
     (ON, "I want to practise more this week", "planner", "planning_cue"),
     (ON, "I'll have more time this week", "planner", "planning_cue"),
     (ON, "next week is going to be a mess again", "planner", "planning_cue"),
+    # After plan options, an answer saying when is the planner's (it had asked "tell me the days or
+    # times you're free"); without options pending it is news for the coach.
+    (RouteState(onboarded=True, options_pending=True), "only Tuesdays and Saturdays at 14:00", "planner",
+     "plan_constraint"),
+    (RouteState(onboarded=True, options_pending=True), "not on weekends", "planner", "plan_constraint"),
+    (RouteState(onboarded=True, options_pending=True, options_kind="report"), "not on weekends", "coach",
+     "default"),
+    (ON, "only Tuesdays and Saturdays at 14:00", "coach", "default"),
 ])
 def test_rules_table(state, text, specialist, rule):
     decision = route(state, text)

@@ -99,7 +99,8 @@ def _request_read(request: PlanRequest) -> str:
     said = request.said()
     line = f"Going by what you said: {', '.join(said)}.\n" if said else ""
     if request.unplaced:
-        line = (f"I don't know the times of your {request.unplaced}, so "
+        line = (f"You mentioned your {request.unplaced}, but I can't tell from that which days or times are "
+                "free, so "
                 + (f"I only kept to what I could read: {', '.join(said)}. " if said else "these use your usual time. ")
                 + "Tell me the days or times you're free (like “only Tuesdays and Saturdays at 14:00”) "
                 "and I'll plan around them.\n")
