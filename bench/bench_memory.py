@@ -143,13 +143,13 @@ def _load_facts(rng, size: int, centers: np.ndarray, learner_ids: list[int], voc
         with connection.cursor() as cur, cur.connection.cursor().copy(
                 "COPY memory_fact (learner_id, fact_type, content, confidence, source_agent, embedding, "
                 "content_hash, created_at, last_accessed_at, access_count, tier, archived, surprise, "
-                "surprise_reason, external_id, metadata, public_id) FROM STDIN") as copy:
+                "surprise_reason, external_id, metadata, public_id, hubness) FROM STDIN") as copy:
             for j in range(n):
                 vec = "[" + ",".join(f"{x:.6f}" for x in vecs[j]) + "]"
                 text = " ".join(vocab[k] for k in words[j])
                 copy.write_row((int(lids[j]), "insight", text, 0.5, "bench", vec, f"b{size}-{start + j}",
                                 "2026-11-01", "2026-11-20", 0, "hot", False, False, "", "", "{}",
-                                str(uuid.uuid4())))
+                                str(uuid.uuid4()), 0.0))  # hubness: none (memory/hubness.py)
         all_vecs.append(vecs)
         all_learners.append(lids)
     with connection.cursor() as cur:
@@ -314,17 +314,20 @@ def bench_learner_scale(rows: list[dict], size: int, queries: int = 100) -> None
             buffers = cur.fetchone()[0]
         # Each arm searches learners of its own, so that an arm's first searches are the first reads
         # of those learners' rows. "before": the statement without the learner's rows taken first
-        # (selectors.LEARNER_ROWS_FIRST off), as it ran until this bench found the GIN detour.
-        arms = (("before", False), ("now", True))
-        picked = [int(x) for x in rng.choice(learner_ids, size=min(4 * queries, n_learners), replace=False)]
-        share = len(picked) // 4
+        # (selectors.LEARNER_ROWS_FIRST off), as it ran until this bench found the GIN detour;
+        # "copy": the learner's rows copied whole before distance and text rank are computed
+        # (selectors.LEARNER_PASS_SCORED off), as it ran until the eleventh round.
+        arms = (("before", False, True), ("copy", True, False), ("now", True, True))
+        picked = [int(x) for x in rng.choice(learner_ids, size=min(2 * len(arms) * queries, n_learners),
+                                             replace=False)]
+        share = len(picked) // (2 * len(arms))
         qvecs = _clustered_vectors(rng, share, centers)
         qtexts = [" ".join(vocab[k] for k in rng.integers(0, len(vocab), size=3)) for _ in qvecs]
         timed: dict[str, list[float]] = defaultdict(list)
-        for a, (arm, rows_first) in enumerate(arms):
+        for a, (arm, rows_first, one_pass) in enumerate(arms):
             db_set = picked[2 * a * share:(2 * a + 1) * share]
             search_set = picked[(2 * a + 1) * share:(2 * a + 2) * share]
-            selectors.LEARNER_ROWS_FIRST = rows_first
+            selectors.LEARNER_ROWS_FIRST, selectors.LEARNER_PASS_SCORED = rows_first, one_pass
             try:
                 for attempt in ("first", "again"):
                     for lid, q, text in zip(db_set, qvecs, qtexts, strict=True):
@@ -340,7 +343,7 @@ def bench_learner_scale(rows: list[dict], size: int, queries: int = 100) -> None
                         search_memory(learner_id=lid, query=text, limit=10, touch=False, query_embedding=q.tolist())
                         timed[f"{arm} search {attempt}"].append((time.perf_counter() - t) * 1000)
             finally:
-                selectors.LEARNER_ROWS_FIRST = True
+                selectors.LEARNER_ROWS_FIRST = selectors.LEARNER_PASS_SCORED = True
         tag = f"{size:,} facts, {n_learners} learners of ~{size // n_learners} facts, shared_buffers {buffers}"
         rows.append({"bench": "memory.learner", "metric": f"load {size}", "value": load_s, "unit": "s",
                      "note": f"COPY, {tag}"})

@@ -44,11 +44,14 @@ KS = (1, 5, 10)
 # default (README "Fusion weights").
 # "hybrid-hopfull" runs the second hop as the full hybrid statement it was before it became a
 # text-only statement (selectors.SECOND_HOP_TEXT_ONLY); "hybrid-nolf" the statement without the
-# learner's rows taken first (selectors.LEARNER_ROWS_FIRST).
-_FLAGS = ("SPEAKER_AWARE", "SECOND_HOP_TEXT_ONLY", "LEARNER_ROWS_FIRST")  # selectors' module switches
+# learner's rows taken first (selectors.LEARNER_ROWS_FIRST); "hybrid-copy" the learner's rows
+# copied whole before the distance and text rank are computed (selectors.LEARNER_PASS_SCORED off).
+# selectors' module switches
+_FLAGS = ("SPEAKER_AWARE", "SECOND_HOP_TEXT_ONLY", "LEARNER_ROWS_FIRST", "LEARNER_PASS_SCORED")
 VARIANTS: dict[str, dict] = {"hybrid-nospeaker": {"SPEAKER_AWARE": False}, "hybrid-nohop": {
     "BLOOM_MEMORY_SEARCH_SECOND_HOP": False}, "hybrid-hopfull": {"SECOND_HOP_TEXT_ONLY": False},
-    "hybrid-nolf": {"LEARNER_ROWS_FIRST": False}, "hybrid-nohub": {"HUB_WEIGHT": 0.0}, "hybrid": {}}
+    "hybrid-nolf": {"LEARNER_ROWS_FIRST": False}, "hybrid-copy": {"LEARNER_PASS_SCORED": False},
+    "hybrid-nohub": {"HUB_WEIGHT": 0.0}, "hybrid": {}}
 VARIANTS.update({f"hybrid-w{w}": {"W_VECTOR": float(w)}
                  for w in os.environ.get("BENCH_LONGCONV_WEIGHTS", "0.7").split(",") if w.strip()})
 # "hybrid-hub<x>": hubness weight x instead of memory.conf.SEARCH_HUB_WEIGHT (BENCH_LONGCONV_HUB,

@@ -92,6 +92,9 @@ SECOND_HOP_TEXT_ONLY = True
 # Per learner, the learner's rows taken once for both sides (_LEARNER_ROWS_CTE); off only to
 # measure the statement without it (bench/bench_memory.py, per-learner scale).
 LEARNER_ROWS_FIRST = True
+# Per learner, distance and text rank computed in that one read of the rows (_LEARNER_PASS_CTE);
+# off only to measure the copy it replaced (bench/bench_memory_longconv.py, "hybrid-copy").
+LEARNER_PASS_SCORED = True
 
 
 def embed_query(query: str) -> list[float]:
@@ -199,12 +202,7 @@ def _hit(row: dict[str, Any], *, vector: float, text: float, decay: float, hubne
 # side reads the stored `content_tsv` (to_tsvector('english', content), migration 0009): computed
 # per row at query time it was most of the statement's time at ~1,000 facts per learner.
 _HYBRID_SQL = """
-WITH q AS MATERIALIZED (SELECT %(vec)s::vector AS v, {tsq} AS tq),{rows_cte}{vec_cte}
-txt AS (
-    SELECT f.id, ts_rank_cd(f.content_tsv, q.tq) AS r FROM {rows} f, q
-    WHERE {where} AND f.content_tsv @@ q.tq
-    ORDER BY r DESC LIMIT %(k)s
-),
+WITH q AS MATERIALIZED (SELECT %(vec)s::vector AS v, {tsq} AS tq),{sides}
 cand AS ({cand}),
 scored AS (
     SELECT f.id, f.learner_id, f.fact_type, f.content, f.source_message_id, m.conversation_id, f.source_agent,
@@ -221,6 +219,12 @@ scored AS (
 SELECT *, (%(wv)s * (vsim + %(hw)s * (1 - hubness)) + %(wt)s * tscore) * decay AS score FROM scored
 ORDER BY score DESC, id DESC LIMIT %(limit)s
 """
+_TXT_CTE = """
+txt AS (
+    SELECT f.id, ts_rank_cd(f.content_tsv, q.tq) AS r FROM {rows} f, q
+    WHERE {where} AND f.content_tsv @@ q.tq
+    ORDER BY r DESC LIMIT %(k)s
+),"""
 # The vector side, left out of the text-only statement of the second hop (its hits must name a
 # name, so only text matches can be kept: the exact scan of the learner's vectors was wasted there).
 _VEC_CTE = """
@@ -238,6 +242,21 @@ _LEARNER_ROWS_CTE = """
 lf AS MATERIALIZED (
     SELECT f.id, f.embedding, f.content_tsv, f.hubness FROM memory_fact f WHERE {where}
 ),"""
+# One pass over the learner's rows (LEARNER_PASS_SCORED, on): each row's vector distance and text
+# rank are computed as it is read, and only (id, distance, rank) is kept for the two sides to
+# order. _LEARNER_ROWS_CTE copied every row's 384-float vector and tsvector into the CTE's store
+# first (~2 KB a row; past work_mem, 4 MB by default, that store goes to a temporary file), and
+# the sides then read the copies back: that copy was the largest node of the statement
+# (memory/README.md, "PostgreSQL's share, eleventh round"). The same rows, the same order.
+_LEARNER_PASS_CTE = """
+lf AS MATERIALIZED (
+    SELECT f.id, {dist} AS d,
+           CASE WHEN f.content_tsv @@ q.tq THEN ts_rank_cd(f.content_tsv, q.tq) END AS r
+    FROM memory_fact f, q WHERE {where}
+),{vec}
+txt AS (SELECT lf.id, lf.r FROM lf WHERE lf.r IS NOT NULL ORDER BY lf.r DESC LIMIT %(k)s),"""
+_PASS_VEC_CTE = """
+vec AS (SELECT lf.id FROM lf WHERE lf.d IS NOT NULL ORDER BY lf.d LIMIT %(k)s),"""
 
 
 # The public ids a client sees instead of integer keys (memory.api.queries._annotate), joined to
@@ -276,12 +295,18 @@ def hybrid_statement(*, learner_id: int | None, query: str, qvec: list[float], k
     # to its candidates' scores.
     order = ("(f.embedding <=> q.v) + %(hw)s * f.hubness" if learner_id is not None
              else "f.embedding <=> %(vec)s::vector")
-    rows_cte, rows = "", "memory_fact"
-    if learner_id is not None and LEARNER_ROWS_FIRST:
-        rows_cte, rows, where = _LEARNER_ROWS_CTE.format(where=where), "lf", "TRUE"
-    vec_cte = "" if text_only else _VEC_CTE.format(rows=rows, where=where, order=order)
+    if learner_id is not None and LEARNER_ROWS_FIRST and LEARNER_PASS_SCORED:
+        # The second hop keeps text matches only: no distance computed for its rows.
+        sides = _LEARNER_PASS_CTE.format(dist="NULL::float8" if text_only else order, where=where,
+                                         vec="" if text_only else _PASS_VEC_CTE)
+    else:
+        rows_cte, rows = "", "memory_fact"
+        if learner_id is not None and LEARNER_ROWS_FIRST:
+            rows_cte, rows, where = _LEARNER_ROWS_CTE.format(where=where), "lf", "TRUE"
+        vec_cte = "" if text_only else _VEC_CTE.format(rows=rows, where=where, order=order)
+        sides = rows_cte + vec_cte + _TXT_CTE.format(rows=rows, where=where)
     cand = "SELECT id FROM txt" if text_only else "SELECT id FROM vec UNION SELECT id FROM txt"
-    sql = _HYBRID_SQL.format(tsq=tsq, rows_cte=rows_cte, vec_cte=vec_cte, rows=rows, where=where, cand=cand)
+    sql = _HYBRID_SQL.format(tsq=tsq, sides=sides, cand=cand)
     return (_PUBLIC_REFS_SQL.format(inner=sql) if public_refs else sql), params
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import numpy as np
 import pytest
 from django.utils import timezone
 
@@ -104,3 +105,36 @@ def test_api_search_reads_public_ids_in_the_search_statement(learner, make_messa
     assert hit["fact_id"] == fact.public_id and hit["learner"] == learner.research_id
     assert hit["source"] == {"message_id": msg.public_id, "conversation_id": msg.conversation.public_id, "agent": ""}
     assert hit["superseded_by"] is None and "public" not in hit and "learner_id" not in hit
+
+
+def test_one_pass_over_the_learners_rows_ranks_as_the_copy_it_replaced(learner, make_learner, monkeypatch,
+                                                                         requires_postgres):
+    """The per-learner statement computes each row's distance and text rank as it reads the row
+    (selectors.LEARNER_PASS_SCORED) instead of copying every vector and tsvector first: the same
+    hits, in the same order, with the same scores, for the full statement and the second hop's
+    text-only one; a fact without a vector and a superseded fact are handled alike."""
+    rng = np.random.default_rng(7)
+    words = ["guitar", "scales", "chords", "Maya", "morning", "practice", "phone", "Lisbon", "family", "tired"]
+    contents = [" ".join(rng.choice(words, size=5)) + f" note {i}" for i in range(120)]
+    vectors = rng.normal(size=(120, 384)).astype(np.float32)
+    created = facts_ingest(learner_id=learner.pk, facts=[rules.CleanFact("insight", c, 0.7) for c in contents],
+                           embeddings=vectors.tolist(), service="test").created
+    Fact.objects.filter(pk=created[3]).update(embedding=None)
+    Fact.objects.filter(pk=created[5]).update(superseded_by_id=created[6])
+    other = make_learner()  # another learner's rows are never read
+    facts_ingest(learner_id=other.pk, facts=[rules.CleanFact("insight", "guitar scales Lisbon", 0.7)],
+                 embeddings=[vectors[0].tolist()], service="test")
+    now = timezone.now()
+
+    def run(flag: bool, **kwargs):
+        monkeypatch.setattr(selectors, "LEARNER_PASS_SCORED", flag)
+        return [(h["fact_id"], h["score"], h["parts"]) for h in selectors._pg_search(
+            learner_id=learner.pk, qvec=rng_query, k=40, limit=10, now=now, **kwargs)]
+
+    for query in ["guitar scales in the morning", "Lisbon family", "nothing matches zzz", "phone"]:
+        rng_query = rng.normal(size=384).astype(np.float32).tolist()
+        for kwargs in ({"query": query}, {"query": query, "include_superseded": True},
+                       {"query": query, "text_only": True}):
+            one_pass, copied = run(True, **kwargs), run(False, **kwargs)
+            assert one_pass == copied, (query, kwargs)
+            assert one_pass or (kwargs.get("text_only") and "zzz" in query)
