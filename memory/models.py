@@ -101,7 +101,10 @@ class Fact(models.Model):
             # Read path: recent live facts of one learner.
             models.Index(fields=["learner", "archived", "-created_at"], name="fact_learner_recent_idx"),
             models.Index(fields=["learner", "summary"], name="fact_learner_summary_idx"),
-            models.Index(fields=["tier", "last_accessed_at"], name="fact_tier_access_idx"),
+            # No index holds last_accessed_at, access_count or tier: a search's access mark writes the
+            # first two (and the periodic tier move the third), and an update that changes no indexed
+            # column is a HOT update, with no new entry in any of this table's indexes, the HNSW
+            # graph included (migration 0013).
             models.Index(fields=["surprise"], name="fact_surprise_idx", condition=Q(surprise=True)),
             models.Index(fields=["learner", "external_id"], name="fact_learner_external_idx",
                          condition=~Q(external_id="")),
