@@ -20,7 +20,7 @@ _DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "su
 # Full day names only: "sat" and "wed" are words too ("I sat down").
 _DAY_WORD = re.compile(r"\b(monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?\b|\b(weekends?|weekdays?)\b")
 _NEGATION = re.compile(r"\b(?:not|no|except|but not|never|apart from|other than|without|can't do|cannot do|"
-                       r"can't on|busy)\s+(?:on\s+|in\s+the\s+|the\s+|at\s+)?$")
+                       r"can't on|busy|any day but|anything but)\s+(?:on\s+|in\s+the\s+|the\s+|at\s+)?$")
 # A time of day that is taken: "night shifts", "I work evenings", "evenings are busy".
 _BUSY_AFTER = re.compile(r"^\s*(?:shifts?|work|job|classes|class|are (?:busy|taken|out|full)|i work)\b")
 _BUSY_BEFORE = re.compile(r"\b(?:i work|working|work|busy|not|no|except|never|can't do|cannot do|can't)\s+"

@@ -29,6 +29,8 @@ WEEKEND = frozenset({5, 6})
     ("plan my week around my night shifts, only Mondays and Wednesdays",
      PlanRequest(days=frozenset({0, 2}), busy_time="night")),
     ("plan my week around my kids", PlanRequest(unplaced="kids")),
+    ("any day but Friday works", PlanRequest(days=frozenset({0, 1, 2, 3, 5, 6}))),
+    ("plan my week, I'm busy on Tuesday", PlanRequest(days=frozenset({0, 2, 3, 4, 5, 6}))),
     ("I sat down to plan my week", PlanRequest()),  # "sat" is a word, not Saturday
 ])
 def test_the_request_is_read_by_rules(text, expected):
