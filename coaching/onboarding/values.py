@@ -97,13 +97,48 @@ def has_keyword(text: str, keyword: str) -> bool:
 
 
 
+# A language's name before another noun names a kind of thing, not the language: "learn to cook
+# proper Thai curries from scratch" was stored with the area "language" (trial of 2026-12-03,
+# night), as "Spanish guitar" or "Italian cooking" would be. The name counts when the goal ends
+# with it or goes on with a word that keeps it a language ("learn Thai so I can…", "my French B1
+# exam", "English writing", "French films").
+_LANGUAGE_WORDS = frozenset({"language", "languages", "vocabulary", "grammar", "fluent", "fluency", "duolingo",
+                             "sign language"})
+_AFTER_LANGUAGE_NAME = frozenset({
+    "so", "to", "for", "and", "or", "with", "in", "by", "before", "because", "at", "this", "next", "well",
+    "fluently", "properly", "better", "again", "online", "every", "each", "on", "from", "as", "until", "while",
+    "when", "if", "but", "i", "my", "is", "exam", "exams", "test", "tests", "class", "classes", "lesson",
+    "lessons", "course", "courses", "grammar", "vocabulary", "conversation", "conversations", "language",
+    "level", "speaking", "reading", "writing", "listening", "skills", "words", "phrases", "script",
+    "characters", "alphabet", "tones", "dialect", "fluent", "b1", "b2", "a1", "a2", "c1", "c2", "films", "movies",
+    "tv", "shows", "books", "novels", "podcasts", "news", "newspapers", "subtitles", "songs", "literature"})
+# Learning to cook, bake or garden is in no area of the fixed list but "other"; read before the
+# learner is asked, once a language's name no longer decides it.
+_OTHER_RULE = (GoalCategory.OTHER, ("cook", "cooking", "bake", "baking", "recipe", "recipes", "cuisine", "chef",
+                                    "garden", "gardening", "chess"))
+
+
+def _names_language(norm: str, keywords: tuple[str, ...]) -> bool:
+    for keyword in keywords:
+        for match in re.finditer(r"(?<![a-z0-9])" + re.escape(keyword) + r"(?![a-z])", norm):
+            if keyword in _LANGUAGE_WORDS:
+                return True
+            following = re.match(r"[\s,]*([a-z0-9]+)", norm[match.end():])
+            if following is None or following.group(1) in _AFTER_LANGUAGE_NAME or norm[match.end():][:1] in ".,;!?":
+                return True
+    return False
+
+
 def map_category(text: str) -> str | None:
     """Keyword rules over the fixed list. None when nothing matched (caller asks the learner)."""
     norm = normalise(text)
     if norm in CATEGORY_NAMES:
         return CATEGORY_NAMES[norm]
-    for category, keywords in _CATEGORY_RULES:
-        if any(has_keyword(norm, k) for k in keywords):
+    for category, keywords in [*_CATEGORY_RULES, _OTHER_RULE]:
+        if category == GoalCategory.LANGUAGE:
+            if _names_language(norm, keywords):
+                return category
+        elif any(has_keyword(norm, k) for k in keywords):
             return category
     return None
 

@@ -320,3 +320,7 @@ def test_a_request_to_plan_is_read_for_when_and_what_was_not_used_is_said(chat, 
     tz = services.learner_tz(learner)
     days = {s.planned_start.astimezone(tz).weekday() for s in PlannedSession.objects.filter(plan__learner=learner)}
     assert days <= {5, 6}
+    # Planned sessions on days the learner now rules out are named; they stay planned.
+    reply = say("plan my week, not on weekends")
+    assert "are on a day you said doesn't work; they are still in your plan." in reply, reply
+    assert PlannedSession.objects.filter(plan__learner=learner, status="planned").count() == 2

@@ -62,6 +62,13 @@ def test_parse_best_time(text, expected):
     ("learn to swim", "sport"), ("I want to go swimming twice a week", "sport"), ("speak Spanish", "language"),
     ("learn Python", "programming"), ("pass my calculus exam", "academic"), ("play guitar", "music"),
     ("get a promotion at my job", "career"), ("become more patient", None), ("be careful with money", None),
+    # A language's name before another noun is not the language (trial of 2026-12-03, night: the
+    # Thai curries were stored with the area "language").
+    ("learn to cook proper Thai curries from scratch for my friends", "other"), ("play Spanish guitar", "music"),
+    ("Italian cooking", "other"), ("learn Thai", "language"), ("pass my French B1 exam", "language"),
+    ("learn Portuguese so I can talk with my partner's family in Lisbon", "language"),
+    ("improve my English writing", "language"), ("watch French films without subtitles", "language"),
+    ("learn Spanish, French and Italian", "language"), ("learn to bake sourdough", "other"),
 ])
 def test_category_keyword_rules(goal, expected):
     assert map_category(goal) == expected

@@ -11,7 +11,7 @@ from coaching.intent import resolve_option
 from coaching.plan_request import PlanRequest, read_plan_request
 from coaching.router import PLANNER
 from coaching.selectors import sessions_upcoming
-from coaching.services import plan_options, reschedule_options
+from coaching.services import learner_tz, plan_options, reschedule_options
 from coaching.turn.phrasing import phrase, when
 from coaching.turn.state import Run
 
@@ -63,12 +63,13 @@ def planner_turn(run, profile, rule, previous, message, system, context, history
     else:
         if rule == "reschedule_request":
             lead = "I don't see a missed session in the last two weeks — here are options for the coming days:\n"
-        elif planned := sessions_upcoming(learner=run.learner):
+        request = read_plan_request(message.content)
+        if rule != "reschedule_request" and (planned := sessions_upcoming(learner=run.learner)):
             # Asked to plan with a plan in place, the coach offered the same options as if there were
             # none (trial of 2026-12-03, evening): what is already planned is said first.
-            lead = (f"You already have {len(planned)} session{'s' if len(planned) > 1 else ''} planned "
-                    f"({', '.join(when(s) for s in planned)}). Times that are taken are left as they are:\n")
-        request = read_plan_request(message.content)
+            lead += (f"You already have {len(planned)} session{'s' if len(planned) > 1 else ''} planned "
+                     f"({', '.join(when(s) for s in planned)}); times that are taken are left as they are.\n")
+            lead += _planned_on_excluded_days(run, planned, request)
         run.offered_options = plan_options(learner=run.learner, profile=profile, request=request)
         lead += _request_read(request)
         reply_hint = "Reply “option A” or “option B” and I'll schedule it."
@@ -90,6 +91,22 @@ def planner_turn(run, profile, rule, previous, message, system, context, history
                   f"{message.content}\n(Two schedule options follow your reply; do not list times yourself.)",
                   fallback, profile.goal_category, extra_check=_schedule_talk_findings, max_sentences=2)
     return _planner_words(run, text) or fallback, suffix
+
+
+def _planned_on_excluded_days(run: Run, planned: list, request: PlanRequest) -> str:
+    """A planned session on a day the learner now says does not work is named, not left unsaid:
+    "plan my week, I'm busy on Tuesday" with a Tuesday session planned got new options and no
+    word of that session (trial of 2026-12-03, night). It stays planned: code does not cancel
+    what the learner did not ask to cancel."""
+    if request.days is None:
+        return ""
+    tz = learner_tz(run.learner)
+    clash = [s for s in planned if s.planned_start.astimezone(tz).weekday() not in request.days]
+    if not clash:
+        return ""
+    names = ", ".join(when(s) for s in clash)
+    return (f"Note: {names} {'is' if len(clash) == 1 else 'are'} on a day you said doesn't work; "
+            f"{'it is' if len(clash) == 1 else 'they are'} still in your plan.\n")
 
 
 def _request_read(request: PlanRequest) -> str:
