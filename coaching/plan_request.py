@@ -14,17 +14,20 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from coaching.onboarding.values import TIME_RULES, normalise
+from coaching.onboarding.values import TIME_RULES, keyword_matches, normalise
 
 _DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 # Full day names only: "sat" and "wed" are words too ("I sat down").
 _DAY_WORD = re.compile(r"\b(monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?\b|\b(weekends?|weekdays?)\b")
-_NEGATION = re.compile(r"\b(?:not|no|except|but not|never|apart from|other than|without|can't do|cannot do|"
-                       r"can't on|busy|any day but|anything but)\s+(?:on\s+|in\s+the\s+|the\s+|at\s+)?$")
+# Words ruling out what follows them ("not on Fridays", "I'm busy on Tuesday", "no mornings"),
+# read in the 24 characters before a day or a time of day.
+_RULED_OUT = (r"not|no|except|but not|never|apart from|other than|without|can't do|cannot do|can't on|can't|busy|"
+              r"any day but|anything but")
+_BEFORE_IT = r"\s+(?:on\s+|in\s+the\s+|the\s+|at\s+)?$"
+_NEGATION = re.compile(rf"\b(?:{_RULED_OUT}){_BEFORE_IT}")
 # A time of day that is taken: "night shifts", "I work evenings", "evenings are busy".
 _BUSY_AFTER = re.compile(r"^\s*(?:shifts?|work|job|classes|class|are (?:busy|taken|out|full)|i work)\b")
-_BUSY_BEFORE = re.compile(r"\b(?:i work|working|work|busy|not|no|except|never|can't do|cannot do|can't)\s+"
-                          r"(?:on\s+|in\s+the\s+|the\s+|at\s+)?$")
+_BUSY_BEFORE = re.compile(rf"\b(?:{_RULED_OUT}|i work|working|work){_BEFORE_IT}")
 _CLOCK = re.compile(r"\bat (\d{1,2})(?::(\d{2}))?\s*(am|pm)?\b")
 _AROUND = re.compile(r"\b(?:around|round|between|after|before) (?:my|the|our) ([a-z' -]{2,40}?)(?=[,.;!?]|$| and\b|"
                      r" next\b| this\b| please\b)")
@@ -84,7 +87,7 @@ def read_plan_request(text: str) -> PlanRequest:
         if value == "flexible":
             continue
         for keyword in keywords:
-            for match in re.finditer(r"(?<![a-z0-9])" + re.escape(keyword) + r"(?![a-z])", norm):
+            for match in keyword_matches(norm, keyword):
                 if keyword in ("before work", "after work", "tonight"):
                     busy = False
                 else:

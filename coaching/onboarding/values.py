@@ -5,6 +5,7 @@ functions: no database, no model."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from decimal import Decimal
 
 from coaching.models import BestTime, GoalCategory
@@ -92,8 +93,17 @@ def normalise(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
+def _keyword_pattern(keyword: str) -> re.Pattern[str]:
+    return re.compile(r"(?<![a-z0-9])" + re.escape(keyword) + r"(?![a-z])")
+
+
+def keyword_matches(text: str, keyword: str) -> Iterator[re.Match[str]]:
+    """Each place `keyword` stands as a word (or a word's start: "swim" in "swimming") in `text`."""
+    return _keyword_pattern(keyword).finditer(text)
+
+
 def has_keyword(text: str, keyword: str) -> bool:
-    return re.search(r"(?<![a-z0-9])" + re.escape(keyword) + r"(?![a-z])", text) is not None
+    return _keyword_pattern(keyword).search(text) is not None
 
 
 
@@ -119,12 +129,14 @@ _OTHER_RULE = (GoalCategory.OTHER, ("cook", "cooking", "bake", "baking", "recipe
 
 
 def _names_language(norm: str, keywords: tuple[str, ...]) -> bool:
+    """A language keyword that names the language: a word about language itself, or a language's
+    name at the end, before punctuation or before a word of _AFTER_LANGUAGE_NAME."""
     for keyword in keywords:
-        for match in re.finditer(r"(?<![a-z0-9])" + re.escape(keyword) + r"(?![a-z])", norm):
-            if keyword in _LANGUAGE_WORDS:
-                return True
-            following = re.match(r"[\s,]*([a-z0-9]+)", norm[match.end():])
-            if following is None or following.group(1) in _AFTER_LANGUAGE_NAME or norm[match.end():][:1] in ".,;!?":
+        for match in keyword_matches(norm, keyword):
+            rest = norm[match.end():]
+            next_word = re.match(r"\s*([a-z0-9]+)", rest)
+            if (keyword in _LANGUAGE_WORDS or next_word is None or rest[0] in ".,;!?"
+                    or next_word.group(1) in _AFTER_LANGUAGE_NAME):
                 return True
     return False
 
