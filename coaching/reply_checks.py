@@ -273,8 +273,9 @@ def coach_as_learner(text: str, learner_text: str = "") -> str | None:
     around our night shifts" answered "let's plan around my night shifts" (trial of 2026-12-03)."""
     if hit := _first_match(_COACH_AS_LEARNER, text):
         return hit
-    for owned in set(_LEARNER_OWNS.findall(learner_text.replace("’", "'").lower())) - _COACH_OWN_WORDS:
-        if match := re.search(rf"(?i)\b(?:my|our) {re.escape(owned)}\b", text.replace("’", "'")):
+    reply = text.replace("’", "'")
+    for owned in sorted(set(_LEARNER_OWNS.findall(learner_text.replace("’", "'").lower())) - _COACH_OWN_WORDS):
+        if match := re.search(rf"(?i)\b(?:my|our) {re.escape(owned)}\b", reply):
             return match.group(0)
     return None
 

@@ -151,12 +151,11 @@ def plan_options(*, learner: Learner, profile: LearnerProfile, now: datetime | N
 
     options = []
     for label, count, spacing in (("A", 3, 2), ("B", 2, 3)):
-        minutes = max(15, min(180, (weekly_min // count) // 5 * 5))
         starts = _spread_days(now, hour, allowed, count, spacing)
         if not starts:
             continue
-        if len(starts) < count:  # fewer allowed days than sessions: the week's time in fewer, longer ones
-            minutes = max(15, min(180, (weekly_min // len(starts)) // 5 * 5))
+        # The week's time over the sessions there are room for (fewer allowed days: longer ones).
+        minutes = max(15, min(180, (weekly_min // len(starts)) // 5 * 5))
         when = ", ".join(s.strftime("%a") for s in starts)
         options.append({
             "label": label,
@@ -165,7 +164,7 @@ def plan_options(*, learner: Learner, profile: LearnerProfile, now: datetime | N
             "sessions": [{"start": s.isoformat(), "minutes": minutes, "topic": topic} for s in starts],
         })
     if len(options) == 2 and options[0]["summary"] == options[1]["summary"]:
-        options.pop()  # one allowed day: both options would be the same session
+        options.pop()  # too few allowed days for the two spacings to differ: one option, not two alike
     return options
 
 
