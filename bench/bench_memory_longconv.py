@@ -46,7 +46,7 @@ KS = (1, 5, 10)
 # text-only statement (selectors.SECOND_HOP_TEXT_ONLY); "hybrid-nolf" the statement without the
 # learner's rows taken first (selectors.LEARNER_ROWS_FIRST); "hybrid-copy" the learner's rows
 # copied whole before the distance and text rank are computed (selectors.LEARNER_PASS_SCORED off).
-# selectors' module switches
+# _FLAGS: the selectors' module switches that VARIANTS turn off.
 _FLAGS = ("SPEAKER_AWARE", "SECOND_HOP_TEXT_ONLY", "LEARNER_ROWS_FIRST", "LEARNER_PASS_SCORED")
 VARIANTS: dict[str, dict] = {"hybrid-nospeaker": {"SPEAKER_AWARE": False}, "hybrid-nohop": {
     "BLOOM_MEMORY_SEARCH_SECOND_HOP": False}, "hybrid-hopfull": {"SECOND_HOP_TEXT_ONLY": False},

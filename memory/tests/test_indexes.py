@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from django.db import connection
+from django.test import override_settings
 
 from memory import conf
 
@@ -45,7 +46,7 @@ def test_an_access_mark_is_a_hot_update_that_writes_no_index(requires_postgres):
 
     from core.identity.models import ApiClient, Learner
     from memory import rules
-    from memory.services.access import facts_mark_accessed
+    from memory.services.access import facts_mark_accessed, facts_mark_accessed_later
     from memory.services.ingest import facts_ingest
 
     definitions = _columns_in_indexes()
@@ -68,5 +69,11 @@ def test_an_access_mark_is_a_hot_update_that_writes_no_index(requires_postgres):
 
     before = counts()
     assert facts_mark_accessed(fact_ids=[ids[0]]) == 1
+    updated, hot = (a - b for a, b in zip(counts(), before, strict=True))
+    assert (updated, hot) == (1, 1)
+    # The search's own path: a mark written behind, flushed at once (the same UPDATE as the flusher's).
+    before = counts()
+    with override_settings(BLOOM_MEMORY_ACCESS_FLUSH_SECONDS=0):
+        facts_mark_accessed_later(fact_ids=[ids[1]])
     updated, hot = (a - b for a, b in zip(counts(), before, strict=True))
     assert (updated, hot) == (1, 1)
