@@ -16,6 +16,7 @@ from core.env import (
     LLM_PROVIDERS,
     ConfigError,
     env_bool,
+    env_choice,
     env_float,
     env_int,
     env_str,
@@ -229,6 +230,10 @@ BLOOM_LLM = parse_model_spec("BLOOM_LLM", env_str("BLOOM_LLM", DEFAULT_LLM), LLM
 BLOOM_EMBEDDINGS = parse_model_spec(
     "BLOOM_EMBEDDINGS", env_str("BLOOM_EMBEDDINGS", DEFAULT_EMBEDDINGS), EMBEDDING_PROVIDERS
 )
+# Search queries' vectors: "int8", MiniLM's int8 query graph when `bloom_models` built and checked
+# it (core/llm/providers/minilm_onnx.py), else the exact graph; "exact" always the exact graph.
+# Stored vectors always come from the exact graph.
+BLOOM_QUERY_EMBEDDINGS = env_choice("BLOOM_QUERY_EMBEDDINGS", "int8", ("int8", "exact"))
 BLOOM_ENTITY_MODEL = env_str("BLOOM_ENTITY_MODEL", DEFAULT_ENTITY_MODEL)
 OLLAMA_HOST = env_str("OLLAMA_HOST", "http://127.0.0.1:11434")
 # OpenAI-compatible model server for `openai:` models. The default is the embedded one that

@@ -100,7 +100,8 @@ LEARNER_PASS_SCORED = True
 def embed_query(query: str) -> list[float]:
     from core.llm import call_context, current_context, embed
 
-    key = (str(settings.BLOOM_EMBEDDINGS), query)
+    # The query graph is part of the key: an int8 and an exact vector of one text are not the same.
+    key = (str(settings.BLOOM_EMBEDDINGS), settings.BLOOM_QUERY_EMBEDDINGS, query)
     with _query_cache_lock:
         hit = _query_cache.get(key)
         if hit is not None:
@@ -108,7 +109,7 @@ def embed_query(query: str) -> list[float]:
             return list(hit)
     # Keep the caller's attribution (e.g. "memory.mcp"); default to memory.search.
     with call_context(service=current_context().service or "memory.search"):
-        vector = embed([query])[0]
+        vector = embed([query], query=True)[0]
     with _query_cache_lock:
         _query_cache[key] = tuple(vector)
         while len(_query_cache) > _QUERY_CACHE_SIZE:

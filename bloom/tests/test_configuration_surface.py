@@ -11,7 +11,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 APP_PACKAGES = ("core", "bloom", "telemetry", "memory", "coaching", "evaluation")
-ENV_HELPERS = {"env_str", "env_bool", "env_int", "env_float"}
+ENV_HELPERS = {"env_str", "env_bool", "env_int", "env_float", "env_choice"}
 # Allowed readers: the settings module and the helpers it parses with.
 READERS = {ROOT / "bloom" / "settings.py", ROOT / "core" / "env.py"}
 

@@ -277,8 +277,10 @@ def resolve_embedding_model() -> ModelSpec:
     return spec
 
 
-def embed(texts: list[str]) -> list[list[float]]:
-    """Batched embeddings, one vector per text (384-d, unit length with MiniLM)."""
+def embed(texts: list[str], *, query: bool = False) -> list[list[float]]:
+    """Batched embeddings, one vector per text (384-d, unit length with MiniLM). `query=True` for
+    search queries only: their vectors may come from a faster approximate graph, so they must
+    never be stored or compared with a threshold meant for stored vectors."""
     if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
         raise ValueError("texts must be a list of strings")
     if not texts:
@@ -288,7 +290,7 @@ def embed(texts: list[str]) -> list[list[float]]:
     timeout = float(llm_setting("BLOOM_LLM_TIMEOUT", 120.0))
 
     def run(attempt: _Attempt) -> list[list[float]]:
-        vectors, tokens = provider.embed(spec.model, texts, timeout=timeout)
+        vectors, tokens = provider.embed(spec.model, texts, timeout=timeout, query=query)
         if len(vectors) != len(texts):
             raise LLMInvalidOutput(f"{spec.provider} returned {len(vectors)} vectors for {len(texts)} texts")
         dims = {len(v) for v in vectors}
@@ -299,6 +301,8 @@ def embed(texts: list[str]) -> list[list[float]]:
         attempt.record.response_model = spec.model
         attempt.record.input_tokens = tokens
         attempt.record.extra.update({"n_texts": len(texts), "dim": dims.pop()})
+        if query:
+            attempt.record.extra["query"] = True
         attempt.end_ok(response=f"{len(vectors)} vectors")
         return vectors
 

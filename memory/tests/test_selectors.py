@@ -138,3 +138,25 @@ def test_one_pass_over_the_learners_rows_ranks_as_the_copy_it_replaced(learner, 
             one_pass, copied = run(True, **kwargs), run(False, **kwargs)
             assert one_pass == copied, (query, kwargs)
             assert one_pass or (kwargs.get("text_only") and "zzz" in query)
+
+
+def test_a_stored_fact_has_the_exact_vector_and_only_a_query_may_be_int8(learner):
+    """The boundary of the int8 query graph (core/llm/providers/minilm_onnx.py): ingest stores the
+    exact vector, whatever BLOOM_QUERY_EMBEDDINGS says; the search's query vector is the int8 one
+    when the graph was built and passed its check on this CPU, else the exact one."""
+    from core.llm.providers import minilm, minilm_onnx
+    from memory.ingest import ingest_facts
+
+    text = "Maya: We adopted a beagle from the shelter, his name is Biscuit."
+    ingest_facts(learner_id=learner.pk, items=[{"fact_type": "insight", "content": text}], source_agent="test",
+                 service="test")
+    exact = minilm._encode_direct(minilm.load(), [text])[0]
+    stored = np.asarray(Fact.objects.get(learner=learner).embedding)
+    assert np.max(np.abs(stored - exact)) <= 1e-4
+    selectors._query_cache.clear()
+    query = np.asarray(selectors.embed_query(text))
+    cos = float(query @ exact / np.linalg.norm(query) / np.linalg.norm(exact))
+    if minilm_onnx.session("query") is not None:
+        assert np.max(np.abs(query - exact)) > 1e-3 and cos >= minilm_onnx.QUERY_MIN_COSINE
+    else:
+        assert np.max(np.abs(query - exact)) <= 1e-4

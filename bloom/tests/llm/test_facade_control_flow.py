@@ -192,7 +192,7 @@ def test_embeddings_reject_nan(monkeypatch, captured):
     from core.llm.providers.fake import HashingFakeEmbeddings
 
     monkeypatch.setattr(HashingFakeEmbeddings, "embed",
-                        lambda self, model, texts, timeout: ([[float("nan")] * 4 for _ in texts], None))
+                        lambda self, model, texts, timeout, query=False: ([[float("nan")] * 4 for _ in texts], None))
     with override_settings(BLOOM_EMBEDDINGS=ModelSpec("fake", "hash")), pytest.raises(llm.LLMInvalidOutput):
         llm.embed(["a"])
     assert captured.ended[-1].status == "parse_error" and captured.ended[-1].operation == "embeddings"

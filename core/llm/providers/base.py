@@ -50,8 +50,11 @@ class ChatProvider(Protocol):
 class EmbeddingProvider(Protocol):
     name: str
 
-    def embed(self, model: str, texts: list[str], *, timeout: float) -> tuple[list[list[float]], int | None]:
-        """Vectors, and the input token count when the backend reports one."""
+    def embed(self, model: str, texts: list[str], *, timeout: float,
+              query: bool = False) -> tuple[list[list[float]], int | None]:
+        """Vectors, and the input token count when the backend reports one. `query`: the texts are
+        search queries, whose vectors only rank stored ones and are never stored; a backend may
+        then use a faster approximation (MiniLM's int8 graph). Others ignore it."""
         ...
 
     def health(self, model: str) -> tuple[bool, str]: ...

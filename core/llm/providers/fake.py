@@ -109,7 +109,8 @@ class HashingFakeEmbeddings:
     name = "fake"
     dim = 384
 
-    def embed(self, model: str, texts: list[str], *, timeout: float) -> tuple[list[list[float]], int | None]:
+    def embed(self, model: str, texts: list[str], *, timeout: float,
+              query: bool = False) -> tuple[list[list[float]], int | None]:
         vectors = []
         for text in texts:
             vec = [0.0] * self.dim

@@ -69,17 +69,26 @@ class MiniLMEmbeddings:
     name = "minilm"
     batch_size = 32
 
-    def embed(self, model: str, texts: list[str], *, timeout: float) -> tuple[list[list[float]], int | None]:
+    def embed(self, model: str, texts: list[str], *, timeout: float,
+              query: bool = False) -> tuple[list[list[float]], int | None]:
+        from django.conf import settings
+
         from core.llm.providers import minilm_onnx
 
         encoder = load()
-        # The ONNX graph built at install time (same vectors within 1e-4, checked when it was
-        # built) when it is there; torch otherwise.
-        onnx = minilm_onnx.session() if _mean_pooling_pipeline(encoder) else None
+        mean_pooling = _mean_pooling_pipeline(encoder)
+        # A search's query may take the int8 graph (minilm_onnx: only ever for queries, never for
+        # a stored vector); otherwise the exact ONNX graph built at install time (same vectors as
+        # torch within 1e-4, checked when it was built) when it is there; torch otherwise.
+        onnx = None
+        if mean_pooling and query and settings.BLOOM_QUERY_EMBEDDINGS == "int8":
+            onnx = minilm_onnx.session("query")
+        if onnx is None and mean_pooling:
+            onnx = minilm_onnx.session()
         with _lock:
             if onnx is not None:
                 vectors = minilm_onnx.encode(onnx, encoder, texts, batch_size=self.batch_size)
-            elif len(texts) <= FAST_PATH_MAX_TEXTS and _mean_pooling_pipeline(encoder):
+            elif len(texts) <= FAST_PATH_MAX_TEXTS and mean_pooling:
                 vectors = _encode_direct(encoder, texts)
             else:
                 vectors = encoder.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
@@ -91,7 +100,11 @@ class MiniLMEmbeddings:
             encoder = load()
         except LLMUnavailable as exc:
             return False, str(exc)
+        from django.conf import settings
+
         from core.llm.providers import minilm_onnx
 
         runtime = "onnxruntime" if minilm_onnx.session() is not None else "torch"
-        return True, f"MiniLM ({encoder.get_embedding_dimension()}-d) in-process, {runtime}"
+        queries = ("int8" if settings.BLOOM_QUERY_EMBEDDINGS == "int8" and minilm_onnx.session("query") is not None
+                   else "exact")
+        return True, f"MiniLM ({encoder.get_embedding_dimension()}-d) in-process, {runtime}, queries {queries}"

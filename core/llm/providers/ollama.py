@@ -170,7 +170,8 @@ class OllamaChat:
 class OllamaEmbeddings:
     name = "ollama"
 
-    def embed(self, model: str, texts: list[str], *, timeout: float) -> tuple[list[list[float]], int | None]:
+    def embed(self, model: str, texts: list[str], *, timeout: float,
+              query: bool = False) -> tuple[list[list[float]], int | None]:
         with mapped_errors():
             response = client(timeout).embed(model=model, input=texts)
         vectors = [list(map(float, v)) for v in response.embeddings]
