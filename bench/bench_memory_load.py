@@ -56,7 +56,11 @@ CONFIGS = (("uvicorn --workers 2", "uvicorn", 2, ()),
            ("bloom.serve, 4 workers", "bloom.serve", 4, ()),
            # The pure-Python HTTP parser and event loop, which uvicorn uses when httptools and uvloop
            # are not installed (they are in requirements.txt since the tenth round).
-           ("bloom.serve, 2 workers, h11 + asyncio", "bloom.serve", 2, ("--http", "h11", "--loop", "asyncio")))
+           ("bloom.serve, 2 workers, h11 + asyncio", "bloom.serve", 2, ("--http", "h11", "--loop", "asyncio")),
+           # Queries embedded with the exact MiniLM graph instead of the int8 query graph.
+           ("bloom.serve, 2 workers, exact query vectors", "bloom.serve", 2, ()))
+# Settings a server of CONFIGS runs with on top of the bench's environment.
+CONFIG_ENV = {"bloom.serve, 2 workers, exact query vectors": {"BLOOM_QUERY_EMBEDDINGS": "exact"}}
 # Optional, to compare two versions of the code in one run (the machine's speed drifts between
 # runs): BENCH_LOAD_BASELINE=<another checkout of Bloom, e.g. a `git worktree` of an older commit>
 # adds its web process, `bloom.serve` with 2 workers, started from that tree with this venv and
@@ -284,7 +288,8 @@ def run(quick: bool) -> list[dict]:
         for name, launcher, workers, extra, tree in servers():
             port = _free_port()
             log = log_dir / f"bench-memory-load-{len(webs)}.log"
-            webs.append((name, port, _start_web(env, port, log, launcher, workers, tree, extra)))
+            webs.append((name, port, _start_web(env | CONFIG_ENV.get(name, {}), port, log, launcher, workers, tree,
+                                                extra)))
         for _, port, _ in webs:
             # Warm-up, not measured: models loaded in every worker and each query embedded by each.
             # A new connection per request, so requests land on every worker (a keep-alive
