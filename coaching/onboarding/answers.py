@@ -20,6 +20,7 @@ from coaching.onboarding.values import (
     parse_best_time,
     parse_confidence,
     parse_hours,
+    swap_name,
 )
 
 if TYPE_CHECKING:
@@ -292,6 +293,30 @@ def time_correction(text: str) -> str | None:
         if _TIME_CHANGE.search(clause) and (when := parse_best_time(clause)):
             return when
     return None
+
+
+# "actually, make it Italian", "no, switch to piano", "sorry, change it to Python": the goal kept,
+# one name in it changed (a trial of 2026-12-04 re-asked the hours and kept Spanish).
+_SWAP = re.compile(r"(?i)^(?:make (?:it|that)|change (?:it|that) to|switch (?:it |that )?to|let'?s (?:do|make it)|"
+                   r"how about|(?:i'?d )?rather do)\s+(.+)")
+
+
+def goal_swap(stored: str, text: str) -> str | None:
+    """The goal after "actually, make it <X>" at a later step: the stored goal with X in place of the
+    name of X's kind it holds ("get better at Spanish so …" -> "get better at Italian so …"), or X
+    as the new goal when X is a goal of its own. None when X answers a step ("make it 3", "make it
+    evenings") or names only an area."""
+    corrected = CORRECTION.match(text)
+    if not corrected or not stored:
+        return None
+    match = _SWAP.match(text[corrected.end():].strip())
+    new = _clean_goal(match.group(1)) if match else ""
+    if (not new or normalise(new) in CATEGORY_NAMES or parse_hours(new) is not None or parse_best_time(new)
+            or parse_confidence(new) is not None):
+        return None
+    if swapped := swap_name(stored, new):
+        return swapped
+    return goal_correction(f"actually my goal is {new}") if _GOAL_VERB.search(new) or map_category(new) else None
 
 
 _PRONOUN_REF = re.compile(r"(?i)\b(?:it|this|that|them|these|those)\b")

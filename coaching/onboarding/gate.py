@@ -14,18 +14,20 @@ from coaching.onboarding.answers import (
     after_change_of_mind,
     extract_goal,
     goal_correction,
+    goal_swap,
     is_bare_question,
     is_vague,
     later_goal,
     non_answer_kind,
 )
 from coaching.onboarding.small_talk import is_greeting, strip_greeting
-from coaching.onboarding.texts import NOTES
+from coaching.onboarding.texts import NOTES, PER_OCCASION
 from coaching.onboarding.values import (
     CONFIDENCE_WITH_SCALE,
     HOURS_WITH_UNIT,
     TIME_RULES,
     has_keyword,
+    hours_per_occasion,
     map_category,
     normalise,
     parse_best_time,
@@ -173,7 +175,8 @@ def advance(answers: OnboardingAnswers, text: str, *, rejected_in_row: int = 0) 
     # A correction of the goal works at every step (and re-maps the category); so does a goal
     # stated with a goal verb at a later step ("I want to get better at playing guitar" at the
     # category question), and any real goal while the stored one says nothing.
-    if step != OnboardingStep.GOAL and (goal := goal_correction(text) or later_goal(answers, text)):
+    if step != OnboardingStep.GOAL and (goal := goal_correction(text) or goal_swap(answers.primary_goal, text)
+                                        or later_goal(answers, text)):
         updates: dict = {"primary_goal": goal}
         category = map_category(goal)
         if category or answers.goal_category:
@@ -209,6 +212,10 @@ def advance(answers: OnboardingAnswers, text: str, *, rejected_in_row: int = 0) 
     if step in _STEP_ANSWERS:
         field, parse, out_of_range = _STEP_ANSWERS[step]
         value = _settled(text, parse)
+        if value in (None, "") and step == OnboardingStep.WEEKLY_HOURS and (each := hours_per_occasion(text)):
+            amount, occasion, five = each  # "30 minutes" on "evenings": no weekly total to store
+            said = PER_OCCASION.format(amount=amount, each=occasion, five=five.normalize())
+            return _reject(step, "per_occasion", said[:1].upper() + said[1:])
         if value in (None, ""):
             if out_of_range:  # a number outside its range is re-asked, never defaulted
                 return _reject(step, _failed_kind(text), out_of_range)

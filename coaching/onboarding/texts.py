@@ -77,6 +77,9 @@ AREA_EXAMPLES = {
     GoalCategory.ART: ("learn to draw portraits", "try watercolour painting"),
     GoalCategory.SPORT: ("run a 5k", "swim twice a week"),
 }
+# An amount per evening (or session) given for the weekly hours: said back, asked as a week's total.
+PER_OCCASION = ("{amount} each {each} — how much is that in a week, all together? For example “{five:f} hours” "
+                "for five {each}s.")
 NOTES = {
     "category_other": ("I'll file “{goal}” under “other” for now — say “actually, it's music” (or another area) "
                        "any time to change it."),
@@ -102,6 +105,8 @@ def question_for(step: str, *, rejected_in_row: int = -1, last_reply: str = "") 
 def reprompt(outcome: StepOutcome, rejected_in_row: int, last_reply: str = "") -> str:
     """The templated text for a rejected answer: a lead-in naming what the message was, then the
     step's question in a phrasing the previous reply did not use."""
+    if outcome.kind == "per_occasion" and outcome.error and outcome.error not in last_reply:
+        return outcome.error  # rendered by the gate from PER_OCCASION
     if outcome.kind == "area_only" and outcome.error in AREA_EXAMPLES:
         area = dict(GoalCategory.choices)[outcome.error].split(" / ")[0]
         text = AREA_ONLY.format(area=area, a=AREA_EXAMPLES[outcome.error][0], b=AREA_EXAMPLES[outcome.error][1])

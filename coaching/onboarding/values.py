@@ -155,6 +155,32 @@ def map_category(text: str) -> str | None:
     return None
 
 
+# Names of one kind that a goal can swap for another of the same kind ("actually, make it Italian"
+# when the goal is Spanish; "piano" when it is guitar). Only kinds whose names are interchangeable:
+# an area's broad words ("run", "music", "grammar") are not.
+_SWAPPABLE = (
+    tuple(k for k in _CATEGORY_RULES[0][1] if k not in _LANGUAGE_WORDS),
+    ("guitar", "piano", "violin", "drums", "drum", "ukulele", "bass", "cello", "saxophone", "flute"),
+    ("python", "javascript", "java", "rust", "golang", "sql", "html", "css", "django", "react"),
+)
+
+
+def swap_name(goal: str, new: str) -> str | None:
+    """`goal` with its name of one kind replaced by `new`, when `new` is one name of that kind and
+    the goal holds another: ("get better at Spanish so I can talk with my partner's family",
+    "Italian") -> "get better at Italian so I can talk with my partner's family". None otherwise."""
+    word = normalise(new)
+    for names in _SWAPPABLE:
+        if word not in names:
+            continue
+        for name in sorted(names, key=len, reverse=True):  # "java" must not match inside "javascript"
+            match = next((m for m in keyword_matches(goal.lower(), name)
+                          if not goal.lower()[m.end():m.end() + 1].isalpha()), None)
+            if match and name != word:
+                return goal[:match.start()] + new.strip() + goal[match.end():]
+    return None
+
+
 def parse_category_answer(text: str) -> str | None:
     """An answer to the category question: a category name, a goal keyword, an everyday word
     ("for work", "it's a hobby"), or "other"."""
@@ -176,30 +202,101 @@ def parse_category_answer(text: str) -> str | None:
     return None
 
 
-def parse_hours(text: str) -> Decimal | None:
-    """'3', '3 hours', '2.5h', '2,5', 'three', 'about 4 hrs/week', '90 minutes'. None if not a number
-    or outside 0.5–80. Ranges ('3-4') take the lower bound: plan for what is sure."""
+# How an amount of time relates to a week. The question asks for hours a week, but learners answer
+# per day or per evening: "evenings after work, maybe 30 minutes" was stored as 0.5 h a week, and
+# "2 hours a day" as 2 (a trial of 2026-12-04). A count ("3 times a week", "twice a week", "four
+# evenings a week") or a day ("a day", "daily", "on weekdays") makes the weekly total; an amount per
+# evening, session or time with no count is not a weekly total, and is asked again, not guessed.
+_COUNT_WORDS = {"once": 1, "twice": 2, "thrice": 3, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
+                "six": 6, "seven": 7}
+_OCCASIONS = r"evenings?|mornings?|nights?|afternoons?|sessions?|lessons?|days?|times?|x"
+_TIMES_A_WEEK = re.compile(rf"\b(\d+|{'|'.join(_COUNT_WORDS)})\s*(?:(?:{_OCCASIONS})\s*)?"
+                           r"(?:a|per|each|every|/)\s*week\b")
+_PER_WEEK = re.compile(r"\b(?:a|per|each|every|/)\s*week\b|\bweekly\b|\bin total\b|\bin all\b|\ball together\b|"
+                       r"\baltogether\b")
+_PER_DAY = re.compile(r"\b(?:a|per|each|every|/)\s*day\b|\bdaily\b")
+_PER_WEEKDAY = re.compile(r"\b(?:a|per|each|every|on)\s*weekdays?\b|\bweekdays\b")
+_PER_OCCASION = re.compile(r"\b(?:a|per|each|every)\s+(evening|morning|night|afternoon|session|time|lesson|sitting)\b|"
+                           r"\b(evenings|mornings|nights|afternoons)\b|\bat a time\b")
+_HOURS_AMOUNT = re.compile(r"(\d+(?:\.\d+)?)\s*(?:hours?|hrs?|h)\b")
+_MINUTES_AMOUNT = re.compile(r"(\d+(?:\.\d+)?)\s*(?:min|mins|minutes)\b")
+_AN_HOUR = re.compile(r"\b(half an|half a|an|one)\s+hour\b")
+
+
+_RANGE = re.compile(r"(\d+(?:\.\d+)?)\s*(?:-|to)\s*\d+(?:\.\d+)?\s*(hours?|hrs?|h|min|mins|minutes)\b")
+
+
+def _amount(norm: str, *, skip: str = "") -> tuple[float | None, str, bool]:
+    """(hours, the words that said it, whether a unit was said) of one amount of time in `norm`
+    (`skip`: a count's number, "3" of "3 times a week"). A range takes its lower bound."""
+    if match := _RANGE.search(norm):
+        low = float(match.group(1))
+        return (low / 60.0 if match.group(2).startswith("m") else low), match.group(0), True
+    if match := _MINUTES_AMOUNT.search(norm):
+        return float(match.group(1)) / 60.0, match.group(0), True
+    if match := _HOURS_AMOUNT.search(norm):
+        return float(match.group(1)), match.group(0), True
+    if match := _AN_HOUR.search(norm):
+        return (0.5 if match.group(1).startswith("half") else 1.0), match.group(0), True
+    for match in re.finditer(r"\d+(?:\.\d+)?", norm):
+        if match.group(0) != skip:
+            return float(match.group(0)), match.group(0), False
+    words = re.findall(r"[a-z]+", norm)
+    for i, word in enumerate(words):
+        if word in _WORD_NUMBERS and word != skip:
+            value, said = float(_WORD_NUMBERS[word]), word
+            if words[i + 1:i + 4] == ["and", "a", "half"]:  # "two and a half"
+                value, said = value + 0.5, f"{word} and a half"
+            unit = words[i + 4 if said != word else i + 1:][:1]
+            if unit and unit[0] in ("min", "mins", "minutes"):  # "thirty minutes"
+                return value / 60.0, f"{said} {unit[0]}", True
+            return value, said + (f" {unit[0]}" if unit and unit[0] in ("hour", "hours") else ""), bool(
+                unit and unit[0] in ("hour", "hours"))
+    return None, "", False
+
+
+def _read_hours(text: str) -> tuple[float | None, str, str]:
+    """(hours a week, the amount's words, the occasion when it is per occasion with no count)."""
     norm = normalise(text).replace(",", ".")
-    minutes = re.search(r"(\d+(?:\.\d+)?)\s*(?:min|mins|minutes)\b", norm)
-    value: float | None = None
-    if minutes:
-        value = float(minutes.group(1)) / 60.0
-    else:
-        match = re.search(r"\d+(?:\.\d+)?", norm)
-        if match:
-            value = float(match.group(0))
-        else:
-            words = re.findall(r"[a-z]+", norm)
-            for i, word in enumerate(words):
-                if word in _WORD_NUMBERS:
-                    value = float(_WORD_NUMBERS[word])
-                    # "two and a half"
-                    if words[i + 1:i + 4] == ["and", "a", "half"]:
-                        value += 0.5
-                    break
+    count = _TIMES_A_WEEK.search(norm)
+    if count:
+        times = count.group(1)
+        n = float(int(times) if times.isdigit() else _COUNT_WORDS[times])
+        value, said, _ = _amount(norm.replace(count.group(0), " "), skip=times)
+        return (value * n if value is not None else None), said, ""
+    value, said, with_unit = _amount(norm)
+    if value is None or _PER_WEEK.search(norm):
+        return value, said, ""
+    if _PER_DAY.search(norm):
+        return value * 7, said, ""
+    if _PER_WEEKDAY.search(norm):
+        return value * 5, said, ""
+    # A bare number answers the question asked (hours a week) even beside "mornings".
+    if with_unit and (occasion := _PER_OCCASION.search(norm)):
+        each = (occasion.group(1) or occasion.group(2) or "time").rstrip("s")
+        return None, said, each
+    return value, said, ""
+
+
+def parse_hours(text: str) -> Decimal | None:
+    """Hours a week: '3', '3 hours', '2.5h', '2,5', 'three', 'about 4 hrs/week', '90 minutes', 'an
+    hour a day' (7), '30 minutes 4 times a week' (2), '1 hour on weekdays' (5). None if not a
+    number, outside 0.5–80, or an amount per evening or session with no count of them
+    (`hours_per_occasion`). Ranges ('3-4') take the lower bound: plan for what is sure."""
+    value, _, _ = _read_hours(text)
     if value is None or not (0.5 <= value <= 80):
         return None
     return Decimal(str(round(value * 2) / 2)).quantize(Decimal("0.1"))
+
+
+def hours_per_occasion(text: str) -> tuple[str, str, Decimal] | None:
+    """("30 minutes", "evening", 2.5) when the answer gives an amount per evening, session or time
+    and no count of them, so no weekly total can be read from it; the last item is five of them."""
+    value, said, each = _read_hours(text)
+    if value is not None or not said or not each:
+        return None
+    amount, _, _ = _amount(normalise(said).replace(",", "."))
+    return said, each, Decimal(str(round((amount or 0) * 5 * 2) / 2)).quantize(Decimal("0.1"))
 
 
 def parse_best_time(text: str) -> str | None:
@@ -245,5 +342,7 @@ def parse_confidence(text: str) -> int | None:
 # Values stated with their unit, so they can be read before (or after) their own question.
 HOURS_WITH_UNIT = re.compile(
     r"(?i)\b(\d+(?:[.,]\d+)?|half|one|two|three|four|five|six|seven|eight|nine|ten|twelve|fifteen|twenty)"
-    r"(?:\s*(?:-|to)\s*\d+(?:[.,]\d+)?)?\s*(?:hours?|hrs?|h)\b(?:\s*(?:a|per|each|/)\s*week)?")
+    r"(?:\s*(?:-|to)\s*\d+(?:[.,]\d+)?)?\s*(?:hours?|hrs?|h)\b"
+    # the period said with it, so the amount is read per week, per day or per evening (parse_hours)
+    r"(?:\s*(?:(?:a|per|each|every|/|on)\s*(?:week|day|weekday|evening|morning|night|afternoon|session)s?|daily))?")
 CONFIDENCE_WITH_SCALE = re.compile(r"(?i)\b(\d{1,2})\s*(?:/|out of)\s*10\b")

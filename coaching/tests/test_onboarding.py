@@ -29,9 +29,66 @@ from coaching.onboarding.answers import goal_correction
     ("3", "3.0"), ("3 hours", "3.0"), ("2.5h", "2.5"), ("2,5", "2.5"), ("three", "3.0"),
     ("about 4 hrs a week", "4.0"), ("two and a half", "2.5"), ("90 minutes", "1.5"), ("80", "80.0"),
     ("0.5", "0.5"), ("3-4 hours", "3.0"),
+    # The week's total from an amount per day or per occasion with a count (trial of 2026-12-04:
+    # "2 hours a day" would have been stored as 2 h a week).
+    ("2 hours a day", "14.0"), ("an hour a day", "7.0"), ("thirty minutes a day", "3.5"), ("1 hour on weekdays", "5.0"),
+    ("30 minutes 4 times a week", "2.0"), ("3 times a week, 2 hours each", "6.0"), ("twice a week for an hour", "2.0"),
+    ("four evenings a week, 45 minutes each", "3.0"), ("30-45 minutes a day", "3.5"), ("5 hours in total", "5.0"),
+    ("honestly maybe 3 hours a week? I have two kids so evenings are chaos", "3.0"), ("mornings, maybe 3", "3.0"),
+    ("two and a half hours", "2.5"),
 ])
 def test_parse_hours_accepts(text, expected):
     assert parse_hours(text) == Decimal(expected)
+
+
+@pytest.mark.parametrize("text,amount,each", [
+    ("evenings after work, maybe 30 minutes", "30 minutes", "evening"),
+    ("half an hour every evening", "half an hour", "evening"), ("30 min each session", "30 min", "session"),
+    ("two hours each evening", "two hours", "evening"),
+])
+def test_an_amount_per_evening_is_not_a_weekly_total(text, amount, each):
+    from coaching.onboarding.values import hours_per_occasion
+
+    assert parse_hours(text) is None
+    assert hours_per_occasion(text)[:2] == (amount, each)
+
+
+def test_minutes_per_evening_are_asked_as_the_weeks_total_and_nothing_is_stored():
+    """Trial of 2026-12-04: "evenings after work, maybe 30 minutes" was stored as 0.5 h a week."""
+    answers = OnboardingAnswers(step=OnboardingStep.WEEKLY_HOURS, primary_goal="learn Italian",
+                                goal_category="language")
+    out = advance(answers, "evenings after work, maybe 30 minutes")
+    assert not out.accepted and out.kind == "per_occasion" and out.updates == {}
+    assert reprompt(out, 0) == ("30 minutes each evening — how much is that in a week, all together? "
+                                "For example “2.5 hours” for five evenings.")
+    assert reprompt(out, 1, last_reply=reprompt(out, 0)) != reprompt(out, 0)  # never the same text twice
+    assert advance(answers, "about 2.5 hours then").updates["weekly_hours"] == Decimal("2.5")
+
+
+@pytest.mark.parametrize("stored,text,goal", [
+    # Trial of 2026-12-04: the goal stayed Spanish and the hours question came again.
+    ("get better at Spanish so I can talk with my partner's family", "Actually, make it Italian, they are from Rome",
+     "get better at Italian so I can talk with my partner's family"),
+    ("learn to play the guitar", "no, switch to piano", "learn to play the piano"),
+    ("learn Java for my new job", "sorry, make it JavaScript", "learn JavaScript for my new job"),
+    ("learn Spanish", "actually, let's do Japanese instead", "learn Japanese"),
+    ("learn Spanish", "actually, make it guitar", "guitar"),  # another kind: a goal of its own
+])
+def test_make_it_x_changes_the_name_in_the_goal(stored, text, goal):
+    answers = OnboardingAnswers(step=OnboardingStep.WEEKLY_HOURS, primary_goal=stored, goal_category="language")
+    out = advance(answers, text)
+    assert out.accepted and out.updates["primary_goal"] == goal and out.corrected[0] == "primary_goal"
+    assert f"your goal is “{goal}”" in out.notes[0]
+
+
+@pytest.mark.parametrize("step,text", [
+    (OnboardingStep.WEEKLY_HOURS, "actually make it 3"), (OnboardingStep.CONFIDENCE, "sorry, make it 6"),
+    (OnboardingStep.WEEKLY_HOURS, "actually, make it evenings"), (OnboardingStep.CONFIDENCE, "actually make it music"),
+])
+def test_make_it_a_value_is_not_a_goal(step, text):
+    answers = OnboardingAnswers(step=step, primary_goal="learn Spanish", goal_category="language", weekly_hours=2,
+                                best_time="evening")
+    assert "primary_goal" not in advance(answers, text).updates
 
 
 @pytest.mark.parametrize("text", ["0", "0.2", "81", "200 hours", "a lot", "", "idk", "zero"])
