@@ -157,6 +157,20 @@ def _numbers_in(text: str) -> set[float]:
         found.add(round(int(m) / 60 * 2) / 2)
     if re.search(r"(?i)\band a half\b", text):
         found |= {n + 0.5 for n in list(found)}
+    # A weekly total the learner gave per day or per occasion with a count ("an hour a day" is 7 a
+    # week, "30 minutes 4 times a week" 2): read here on its own, not with the gate's parser.
+    if re.search(r"(?i)\ban hour\b", text):
+        found.add(1.0)
+    if re.search(r"(?i)\bhalf an hour\b", text):
+        found.add(0.5)
+    if re.search(r"(?i)\b(?:a|per|each|every)\s*day\b|\bdaily\b", text):
+        found |= {n * 7 for n in list(found)}
+    elif re.search(r"(?i)\bweekdays?\b", text):
+        found |= {n * 5 for n in list(found)}
+    elif re.search(r"(?i)\b(?:times|x|evenings|mornings|nights|sessions|days)\s*(?:a|per|each|every)\s*week\b|"
+                   r"\b(?:once|twice)\b", text):
+        counts = found | {1.0, 2.0} if re.search(r"(?i)\b(?:once|twice)\b", text) else found
+        found |= {a * b for a in counts for b in found}
     return found
 
 
@@ -179,7 +193,7 @@ def values_never_given(updates: Mapping[str, Any], learner_texts: Iterable[str])
         value = updates.get(key)
         if value not in (None, ""):
             number = float(value)
-            numbers = _numbers_in(joined)
+            numbers = set().union(*(_numbers_in(t) for t in texts)) if texts else set()
             if number not in numbers and not any(abs(number - n) <= 0.5 for n in numbers):
                 bad.append(f"{key}={value} (no such number in the learner's words)")
     for key in ("goal_category", "best_time"):

@@ -18,7 +18,7 @@ GATED = [t for t in SET["transcripts"] if "final_goal" in t.get("expectations", 
 
 def test_the_set_has_greeting_first_correction_and_free_text_category_transcripts():
     tags = {tag for t in GATED for tag in t["tags"]}
-    assert {"greeting-first", "free-text-category", "correction"} <= tags
+    assert {"greeting-first", "free-text-category", "correction", "change-of-mind"} <= tags
     assert {"reschedule", "undo"} <= {tag for t in SET["transcripts"] for tag in t["tags"]}
 
 
@@ -38,6 +38,8 @@ def test_gate_completes_with_the_stated_goal(transcript):
     assert answers.step == "done", transcript["slug"]
     assert len(transcript["turns"]) <= exp["max_learner_turns"]
     assert answers.primary_goal == exp["final_goal"]
+    if "final_hours" in exp:  # the week's total, not an amount per evening or per day
+        assert answers.weekly_hours == Decimal(str(exp["final_hours"]))
     assert answers.goal_category == exp["goal_category"]
     for values in stored:
         assert not reply_checks.goal_is_greeting(str(values.get("primary_goal", "")))
