@@ -1,7 +1,8 @@
 """Reads about the state of one conversation that the engine's code decisions need: how many
 answers in a row the onboarding gate has rejected, the coach's recent replies (loop guard), the
-writes of the previous turn (undo) and the sessions a learner has missed (reschedule options).
-Kept apart from selectors.py because these read the engine's own Turn records."""
+learner's earlier words (what they said about days, for a plan), the writes of the previous turn
+(undo) and the sessions a learner has missed (reschedule options). Kept apart from selectors.py
+because these read the engine's own Turn records."""
 
 from __future__ import annotations
 
@@ -31,6 +32,12 @@ def onboarding_rejections_in_row(*, conversation: Conversation, before: Message,
 def coach_replies(*, conversation: Conversation, before: Message, limit: int = 30) -> list[str]:
     """The coach's earlier replies in this conversation, newest first."""
     return list(conversation.messages.filter(role=Role.COACH, id__lt=before.id).order_by("-id")
+                .values_list("content", flat=True)[:limit])
+
+
+def learner_texts(*, conversation: Conversation, before: Message, limit: int = 20) -> list[str]:
+    """The learner's earlier messages in this conversation, newest first."""
+    return list(conversation.messages.filter(role=Role.LEARNER, id__lt=before.id).order_by("-id")
                 .values_list("content", flat=True)[:limit])
 
 

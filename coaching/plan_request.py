@@ -12,7 +12,7 @@ Pure functions: no database, no model (the model never decides when a session is
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from coaching.onboarding.values import TIME_RULES, keyword_matches, normalise
 
@@ -24,7 +24,11 @@ _DAY_WORD = re.compile(r"\b(monday|tuesday|wednesday|thursday|friday|saturday|su
 _RULED_OUT = (r"not|no|except|but not|never|apart from|other than|without|can't do|cannot do|can't on|can't|busy|"
               r"any day but|anything but")
 _BEFORE_IT = r"\s+(?:on\s+|in\s+the\s+|the\s+|at\s+)?$"
-_NEGATION = re.compile(rf"\b(?:{_RULED_OUT}){_BEFORE_IT}")
+# A day that is taken: "I work late on weekdays" (trial of 2026-12-04: "weekends only, I work late
+# on weekdays" read as every day). "after work on Mondays" is a time on Monday, not Monday taken.
+_DAY_TAKEN = re.compile(rf"(?:\b(?:{_RULED_OUT})|(?<!after )(?<!before )\b(?:i work|working|work|i have work|shifts?)"
+                        rf"(?: late| long hours| all day| nights?| evenings?)?){_BEFORE_IT}")
+_LIST_JOIN = re.compile(r"\s*(?:,|and|or|&|/|, and|, or)\s*")
 # A time of day that is taken: "night shifts", "I work evenings", "evenings are busy".
 _BUSY_AFTER = re.compile(r"^\s*(?:shifts?|work|job|classes|class|are (?:busy|taken|out|full)|i work)\b")
 _BUSY_BEFORE = re.compile(rf"\b(?:{_RULED_OUT}|i work|working|work){_BEFORE_IT}")
@@ -45,7 +49,7 @@ class PlanRequest:
         """What code read, in words for the reply ("weekends only", "not at night")."""
         parts = []
         if self.days is not None:
-            parts.append(_days_phrase(self.days))
+            parts.append(days_phrase(self.days))
         if self.hour is not None:
             parts.append(f"at {self.hour:02d}:00")
         elif self.best_time:
@@ -55,7 +59,7 @@ class PlanRequest:
         return parts
 
 
-def _days_phrase(days: frozenset[int]) -> str:
+def days_phrase(days: frozenset[int]) -> str:
     if days == frozenset({5, 6}):
         return "weekends only"
     if days == frozenset(range(5)):
@@ -75,9 +79,14 @@ def read_plan_request(text: str) -> PlanRequest:
     norm = normalise(text)
     allowed: set[int] = set()
     excluded: set[int] = set()
+    previous: re.Match[str] | None = None
+    target = allowed
     for match in _DAY_WORD.finditer(norm):
-        target = excluded if _NEGATION.search(norm[max(0, match.start() - 24):match.start()]) else allowed
+        # A day in a list goes with the list's first: "not on Mondays or Fridays", "I work Mondays and Fridays".
+        if previous is None or not _LIST_JOIN.fullmatch(norm[previous.end():match.start()]):
+            target = excluded if _DAY_TAKEN.search(norm[max(0, match.start() - 24):match.start()]) else allowed
         target |= _day_set(match)
+        previous = match
     days: frozenset[int] | None = None
     if allowed or excluded:
         days = frozenset((allowed or set(range(7))) - excluded) or None
@@ -114,6 +123,21 @@ def read_plan_request(text: str) -> PlanRequest:
     if best_time == busy_time:
         best_time = None
     return PlanRequest(days=days, best_time=best_time, hour=hour, busy_time=busy_time, unplaced=unplaced)
+
+
+def with_earlier(request: PlanRequest, earlier: list[str]) -> PlanRequest:
+    """`request` with the days and the taken time the learner gave in an earlier message (most
+    recent first) when it names none: "weekends only, I work late on weekdays" said at the
+    onboarding's time question, then "let's plan my week", got Saturday, Monday and Wednesday
+    (trial of 2026-12-04). The reply says what was used ("Going by what you said: weekends only")."""
+    if request.days is not None and request.busy_time is not None:
+        return request
+    for text in earlier:
+        said = read_plan_request(text)
+        if said.days is not None or said.busy_time is not None:
+            return replace(request, days=request.days if request.days is not None else said.days,
+                           busy_time=request.busy_time or said.busy_time)
+    return request
 
 
 def any_constraint(request: PlanRequest) -> bool:

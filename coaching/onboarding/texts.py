@@ -93,7 +93,10 @@ def question_for(step: str, *, rejected_in_row: int = -1, last_reply: str = "") 
     re-prompt phrasings (alternating) after a rejection — and never the text the previous coach
     reply already carried, so the same templated question is never sent twice in a row."""
     if rejected_in_row < 0:
-        order = (QUESTIONS, CLARIFY, CLARIFY_ALT)
+        # After an accepted answer (a correction keeps the step), the next phrasing is the friendly
+        # one: "I need a number of hours per week between 0.5 and 80" read as an error right under
+        # "Updated: your goal is …" (trial of 2026-12-04).
+        order = (QUESTIONS, CLARIFY_ALT, CLARIFY)
     else:
         order = (CLARIFY, CLARIFY_ALT) if rejected_in_row % 2 == 0 else (CLARIFY_ALT, CLARIFY)
     for table in order:

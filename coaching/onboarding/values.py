@@ -240,6 +240,8 @@ def _amount(norm: str, *, skip: str = "") -> tuple[float | None, str, bool]:
         return (0.5 if match.group(1).startswith("half") else 1.0), match.group(0), True
     for match in re.finditer(r"\d+(?:\.\d+)?", norm):
         if match.group(0) != skip:
+            if half := re.match(r"\s+and a half\b", norm[match.end():]):  # "2 and a half" was read as 2
+                return float(match.group(0)) + 0.5, match.group(0) + half.group(0), False
             return float(match.group(0)), match.group(0), False
     words = re.findall(r"[a-z]+", norm)
     for i, word in enumerate(words):

@@ -3,6 +3,7 @@ writes happen only on an unambiguous reference, every write is stated and can be
 model is the FAKE scripted one (these tests check code decisions, never language)."""
 
 import itertools
+import re
 from datetime import timedelta
 
 import pytest
@@ -311,7 +312,8 @@ def test_a_request_to_plan_is_read_for_when_and_what_was_not_used_is_said(chat, 
     assert "at 19:00" in reply  # evenings are not nights: the profile's time stays
     # The answer to "tell me the days or times you're free" is the planner's, read the same way.
     reply = say("only Tuesdays and Saturdays at 14:00")
-    assert "Going by what you said: on Tuesdays and Saturdays, at 14:00." in reply, reply
+    # The night shifts said just before still hold (plan_request.with_earlier), and are said so.
+    assert "Going by what you said: on Tuesdays and Saturdays, at 14:00, not at night." in reply, reply
     assert "Option A: 2 sessions of 90 min" in reply and "Tue" in reply and "Sat" in reply
     reply = say("plan my week, weekends only")
     assert "Going by what you said: weekends only." in reply and "(Sat, Sun at 19:00)" in reply, reply
@@ -324,3 +326,31 @@ def test_a_request_to_plan_is_read_for_when_and_what_was_not_used_is_said(chat, 
     reply = say("plan my week, not on weekends")
     assert "are on a day you said doesn't work; they are still in your plan." in reply, reply
     assert PlannedSession.objects.filter(plan__learner=learner, status="planned").count() == 2
+
+
+def test_the_trials_learner_gets_italian_the_weeks_total_and_a_weekend_plan(chat):
+    """Trial of 2026-12-04, over the API: 'Actually, make it Italian' was met with the hours
+    question and Spanish kept; 'evenings after work, maybe 30 minutes' was stored as 0.5 h a week;
+    'weekends only, I work late on weekdays' at the time question was not said back, and the plan
+    offered Monday and Wednesday."""
+    http, start = chat
+    rid = _new_learner(http)
+    say = start(rid)
+    for text in ["hi", "not sure really", "I want to get better at Spanish so I can talk with my partner's family"]:
+        say(text)
+    reply = say("Actually, make it Italian, they are from Rome")
+    assert "Updated: your goal is “get better at Italian so I can talk with my partner's family”." in reply
+    reply = say("evenings after work, maybe 30 minutes")
+    assert reply.startswith("30 minutes each evening — how much is that in a week, all together?"), reply
+    assert _profile(rid).weekly_hours is None
+    assert "2.5 h a week." in say("hmm maybe 2 and a half then")
+    reply = say("weekends only, I work late on weekdays")
+    assert reply.startswith("I'll keep “weekends only” for your plan."), reply
+    say("evenings I guess")
+    say("6")
+    profile = _profile(rid)
+    assert (profile.primary_goal, str(profile.weekly_hours), profile.best_time, profile.onboarded) == (
+        "get better at Italian so I can talk with my partner's family", "2.5", "evening", True)
+    reply = say("ok let's plan my week")
+    assert "Going by what you said: weekends only." in reply and "Sat, Sun" in reply, reply
+    assert not re.search(r"\b(?:Mon|Tue|Wed|Thu|Fri)\b", reply), reply

@@ -35,7 +35,7 @@ from coaching.onboarding.answers import goal_correction
     ("30 minutes 4 times a week", "2.0"), ("3 times a week, 2 hours each", "6.0"), ("twice a week for an hour", "2.0"),
     ("four evenings a week, 45 minutes each", "3.0"), ("30-45 minutes a day", "3.5"), ("5 hours in total", "5.0"),
     ("honestly maybe 3 hours a week? I have two kids so evenings are chaos", "3.0"), ("mornings, maybe 3", "3.0"),
-    ("two and a half hours", "2.5"),
+    ("two and a half hours", "2.5"), ("hmm maybe 2 and a half then", "2.5"), ("2 and a half hours a week", "2.5"),
 ])
 def test_parse_hours_accepts(text, expected):
     assert parse_hours(text) == Decimal(expected)
@@ -286,7 +286,9 @@ def test_same_templated_question_never_twice_in_a_row(step):
 def test_question_for_avoids_the_previous_reply():
     step = OnboardingStep.WEEKLY_HOURS
     assert question_for(step) == QUESTIONS[step]
-    assert question_for(step, last_reply="Got it. " + QUESTIONS[step]) == CLARIFY[step]
+    # After an accepted answer the friendly phrasing comes next, not "I need a number …".
+    assert question_for(step, last_reply="Got it. " + QUESTIONS[step]) == CLARIFY_ALT[step]
+    assert question_for(step, last_reply=QUESTIONS[step] + CLARIFY_ALT[step]) == CLARIFY[step]
     assert question_for(step, rejected_in_row=0, last_reply=CLARIFY[step]) == CLARIFY_ALT[step]
 
 

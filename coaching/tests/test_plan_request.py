@@ -71,3 +71,23 @@ def test_a_busy_time_that_is_the_profiles_best_time_moves_the_sessions(api):
     assert {s.hour for o in _starts(busy) for s in o} == {8}  # the first free time of day
     spaced = _starts(plain)[0]
     assert [b - a for a, b in itertools.pairwise(spaced)] == [timedelta(days=2)] * 2
+
+
+@pytest.mark.parametrize("text,said", [
+    # Trial of 2026-12-04: read as every day.
+    ("weekends only, I work late on weekdays", ["weekends only"]),
+    ("I work on Mondays and Fridays", ["not on Mondays or Fridays"]),
+    ("not on Mondays or Fridays", ["not on Mondays or Fridays"]),
+    ("I can study after work on Mondays", ["on Mondays", "in the evening"]),  # a time on Monday, not Monday taken
+])
+def test_days_taken_by_work_and_days_in_a_list(text, said):
+    assert read_plan_request(text).said() == said
+
+
+def test_days_said_earlier_count_when_the_request_names_none():
+    from coaching.plan_request import with_earlier
+
+    earlier = ["evenings I guess", "weekends only, I work late on weekdays", "not on Fridays"]  # newest first
+    assert with_earlier(read_plan_request("let's plan my week"), earlier).said() == ["weekends only"]
+    assert with_earlier(read_plan_request("plan my week, only Tuesdays"), earlier).said() == ["on Tuesdays"]
+    assert with_earlier(read_plan_request("plan my week"), ["evenings I guess", "6"]).said() == []

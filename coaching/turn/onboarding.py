@@ -12,6 +12,7 @@ from django.conf import settings
 from coaching import guard, onboarding, prompts
 from coaching.dialogue import coach_replies, onboarding_rejections_in_row
 from coaching.models import OnboardingStep
+from coaching.plan_request import days_phrase, read_plan_request
 from coaching.services import profile_apply_onboarding
 from coaching.tools import ToolBox
 from coaching.turn.model import model_text
@@ -33,9 +34,13 @@ def onboarding_turn(run: Run, profile, message, system, context, history, tracke
     run.guard_events.append({"kind": "onboarding", "detail": f"{outcome.step}: "
                              + ("accepted" if outcome.accepted else f"rejected ({outcome.kind or outcome.error})"),
                              "action": "advance" if outcome.accepted else "re-ask", "updates": saved})
+    # Days said during onboarding ("weekends only, I work late on weekdays") are no profile field:
+    # said back as kept, and the planner reads them from this message (plan_request.with_earlier).
+    days = read_plan_request(message.content).days if outcome.step != OnboardingStep.GOAL else None
+    kept = f"I'll keep “{days_phrase(days)}” for your plan. " if days is not None else ""
     if not outcome.accepted:
         run.outcome = "templated"
-        return "", onboarding.reprompt(outcome, rejected, last_reply)
+        return "", kept + onboarding.reprompt(outcome, rejected, last_reply)
     previous = {k: (str(v) if isinstance(v, Decimal) else v) for k, v in before.__dict__.items()
                 if k in outcome.updates}
     previous["onboarding_step"] = before.step
@@ -55,6 +60,7 @@ def onboarding_turn(run: Run, profile, message, system, context, history, tracke
         stated = " ".join(outcome.notes)
     else:
         question = onboarding.question_for(outcome.next_step, last_reply=last_reply)
+    stated = (kept + stated).strip()
     suffix = (stated + "\n" if stated else "") + question
     ack = ""
     if not tracker and settings.BLOOM_ONBOARDING_MODEL_ACK:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 
 from coaching import guard, prompts
-from coaching.dialogue import sessions_missed
+from coaching.dialogue import learner_texts, sessions_missed
 from coaching.intent import resolve_option
-from coaching.plan_request import PlanRequest, read_plan_request
+from coaching.plan_request import PlanRequest, read_plan_request, with_earlier
 from coaching.router import PLANNER
 from coaching.selectors import sessions_upcoming
 from coaching.services import learner_tz, plan_options, reschedule_options
@@ -63,7 +63,9 @@ def planner_turn(run, profile, rule, previous, message, system, context, history
     else:
         if rule == "reschedule_request":
             lead = "I don't see a missed session in the last two weeks — here are options for the coming days:\n"
-        request = read_plan_request(message.content)
+        # Days said earlier in the conversation count when this message names none (plan_request.with_earlier).
+        request = with_earlier(read_plan_request(message.content),
+                               learner_texts(conversation=message.conversation, before=message))
         if rule != "reschedule_request" and (planned := sessions_upcoming(learner=run.learner)):
             # Asked to plan with a plan in place, the coach offered the same options as if there were
             # none (trial of 2026-12-03, evening): what is already planned is said first.
