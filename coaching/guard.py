@@ -120,7 +120,7 @@ def remove_sentences(text: str, pattern_findings: list[Finding], tools_done: set
 
 
 def find_voice(text: str, learner_text: str = "", previous_replies: Iterable[str] = (),
-               messages: list[dict] | None = None) -> list[Finding]:
+               messages: list[dict] | None = None, goal: str = "") -> list[Finding]:
     """The shared deterministic checks (coaching/reply_checks.py, also run by evaluation): the reply
     narrates the learner in the third person, parrots their message, greets them when they did not
     greet, refuses an ordinary coaching message, repeats a reply already sent twice in this
@@ -128,7 +128,7 @@ def find_voice(text: str, learner_text: str = "", previous_replies: Iterable[str
     announces a guide or a list instead of giving its points, or copies the prompt's example
     exchange (found in `messages`) where nobody said it."""
     findings = []
-    if hit := reply_checks.coach_as_learner(text, learner_text):
+    if hit := reply_checks.coach_as_learner(text, learner_text, goal):
         findings.append(Finding("coach_as_learner", hit))
     if hit := reply_checks.asks_for_advice(text):
         findings.append(Finding("asks_for_advice", hit))

@@ -269,7 +269,9 @@ _COACH_AS_LEARNER = re.compile(
     r"|\bi (?:want|need|hope|plan|would like|'d like) to (?:learn|get better|improve|practi[cs]e|study|play|sing|"
     r"swim|run|speak|cook|bake|draw|paint|write|read|pass|finish|grow|train)\b"
     r"|\bi(?:'m| am) (?:learning|studying|practi[cs]ing|working on my|doing this (?:again )?because)\b"
-    r"|\bi'?ll practi[cs]e\b|\bit took me\b|\b(?:a big |a real )?challenge for me\b")
+    r"|\bi'?ll practi[cs]e\b|\bit took me\b|\b(?:a big |a real )?challenge for me\b"
+    # "First, I should focus on improving my Italian language skills." (trial of 2026-12-04)
+    r"|\bi should (?:focus on|practi[cs]e|study|work on|improve|learn|start with|spend)\b")
 
 
 # What the learner called theirs ("around my night shifts"): the word after "my". Words a coach
@@ -281,14 +283,26 @@ _COACH_OWN_WORDS = frozenset({
     "gosh", "word", "job", "role", "turn", "answer", "reply", "recommendation", "idea", "ideas"})
 
 
-def coach_as_learner(text: str, learner_text: str = "") -> str | None:
+# Words of a goal that say how or why, not what: "my better" or "my talk" is no claim on a goal.
+_GOAL_FRAME_WORDS = frozenset({
+    "get", "getting", "better", "learn", "learning", "want", "with", "that", "this", "from", "have", "make", "more",
+    "can", "could", "talk", "pass", "improve", "able", "finally", "properly", "really", "start", "again", "back",
+    "into", "some", "well", "good", "like", "would", "so", "for", "and", "the", "to", "my", "a", "an", "of", "in",
+    "on", "at", "be", "do", "go", "how"})
+
+
+def coach_as_learner(text: str, learner_text: str = "", goal: str = "") -> str | None:
     """The coach speaking as the learner: the fixed list above, and "my"/"our" before what the
-    learner, in this message, called theirs. A fixed list cannot know a learner's life: "Let's plan
-    around our night shifts" answered "let's plan around my night shifts" (trial of 2026-12-03)."""
+    learner called theirs, in this message or in their goal. A fixed list cannot know a learner's
+    life: "Let's plan around our night shifts" answered "let's plan around my night shifts" (trial
+    of 2026-12-03), and "I should focus on improving my Italian language skills" answered "what
+    should I focus on first?" from a learner whose goal is Italian (trial of 2026-12-04)."""
     if hit := _first_match(_COACH_AS_LEARNER, text):
         return hit
     reply = text.replace("’", "'")
-    for owned in sorted(set(_LEARNER_OWNS.findall(learner_text.replace("’", "'").lower())) - _COACH_OWN_WORDS):
+    owned_words = set(_LEARNER_OWNS.findall(learner_text.replace("’", "'").lower()))
+    owned_words |= {w for w in re.findall(r"[a-z][a-z'-]+", goal.lower()) if len(w) > 2} - _GOAL_FRAME_WORDS
+    for owned in sorted(owned_words - _COACH_OWN_WORDS):
         if match := re.search(rf"(?i)\b(?:my|our) {re.escape(owned)}\b", reply):
             return match.group(0)
     return None

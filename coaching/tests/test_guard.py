@@ -162,6 +162,22 @@ def test_coach_speaking_as_the_learner_is_found(reply):
     assert "coach_as_learner" in {f.kind for f in guard.find_voice(reply)}
 
 
+@pytest.mark.parametrize("reply,goal", [
+    # Trial of 2026-12-04, to "what should I focus on first?": the learner's goal in the coach's mouth.
+    ("First, I should focus on improving my Italian language skills.", ""),
+    ("Let's make my Italian stronger this week.", "get better at Italian so I can talk with my partner's family"),
+    ("Keep my pottery wheel clean after each class.", "learn pottery"),
+])
+def test_the_learners_goal_said_as_the_coachs_own_is_found(reply, goal):
+    assert "coach_as_learner" in {f.kind for f in guard.find_voice(reply, "what should I focus on first?", goal=goal)}
+
+
+def test_the_goal_words_that_say_how_are_not_a_claim():
+    goal = "get better at Italian so I can talk with my partner's family"
+    assert not guard.find_voice("Start with your Italian verb endings: five a day, said aloud.", "ok", goal=goal)
+    assert not guard.find_voice("In my experience, better comes from short daily practice.", "ok", goal=goal)
+
+
 @pytest.mark.parametrize("reply", ["In my experience, short sessions stick.", "Your evenings sound full.",
                                    "My suggestion: start with ten minutes."])
 def test_coach_own_first_person_is_fine(reply):

@@ -21,7 +21,7 @@ def stream_checks(run: Run, *, system: str, toolbox: ToolBox, goal_category: str
     def check(text: str) -> list:
         findings = (guard.find_leaks(text, system) + guard.find_false_claims(text, toolbox.done)
                     + guard.find_drift(text, goal_category)
-                    + guard.find_voice(text, run.message.content, messages=messages)
+                    + guard.find_voice(text, run.message.content, messages=messages, goal=run.known_goal)
                     + guard.find_repeats(text, run.previous_replies) + guard.find_asks_known(text, run.known_goal))
         return findings + (extra(text) if extra else [])
     return check
@@ -74,7 +74,8 @@ def guarded(run: Run, text: str, *, messages: list[dict], system: str, toolbox: 
             findings = (guard.find_leaks(text, system) + guard.find_false_claims(text, toolbox.done)
                         + guard.find_drift(text, goal_category)
                         + guard.find_voice(text, learner_text or run.message.content, run.previous_replies,
-                                           messages) + guard.find_asks_known(text, run.known_goal))
+                                           messages, goal=goal or run.known_goal)
+                        + guard.find_asks_known(text, run.known_goal))
             if not text.strip():
                 findings.append(guard.Finding("repeat", repeated[0][:80]) if repeated
                                 else guard.Finding("dangling", dangling) if dangling

@@ -46,7 +46,7 @@ def check_example_copy(text: str, ctx: CheckContext) -> CheckResult:
 def check_coach_as_learner(text: str, ctx: CheckContext) -> CheckResult:
     """The coach speaks as the learner: "Evening time is a crucial part of my life.", or "our night
     shifts" to a learner who said "my night shifts"."""
-    return _shared(reply_checks.coach_as_learner(strip_templates(text, ctx), ctx.learner_text))
+    return _shared(reply_checks.coach_as_learner(strip_templates(text, ctx), ctx.learner_text, ctx.primary_goal))
 
 
 def check_asks_for_advice(text: str, ctx: CheckContext) -> CheckResult:
