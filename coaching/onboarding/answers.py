@@ -126,6 +126,24 @@ def after_change_of_mind(text: str) -> str | None:
 _REASON_CLAUSE = re.compile(r"(?i),\s+(?=(?:my|our|i|i'm|we|we're|she|he|they|it's|there's)\s+\w+)")
 
 
+_WHEN_CLAUSE = re.compile(r"(?i)\s*(?:in|at|mostly|usually|probably|maybe|ideally|after|before|early|late|"
+                          r"mornings?|evenings?|nights?|afternoons?)\b")
+_TIME_AMOUNT = re.compile(r"(?i)\b(?:\d+(?:[.,]\d+)?|an?|half an?)\s*(?:hours?|hrs?|h|min|mins|minutes)\b")
+
+
+def _without_answer_clauses(phrase: str) -> str:
+    """The goal without the clauses after it that answer later questions: "learn to play the
+    guitar, maybe 2 hours a day" was stored as the goal whole (trial of 2026-12-04; the hours were
+    read from it too). A time amount, a confidence or a time of day alone is no part of a goal; a
+    frequency can be ("swim twice a week")."""
+    parts = re.split(r",\s*", phrase)
+    while len(parts) > 1 and (_TIME_AMOUNT.search(parts[-1]) or CONFIDENCE_WITH_SCALE.search(parts[-1])
+                              or (len(parts[-1].split()) <= 6 and _WHEN_CLAUSE.match(parts[-1])
+                                  and parse_best_time(parts[-1]))):
+        parts.pop()
+    return ", ".join(parts)
+
+
 def _clean_goal(phrase: str) -> str:
     phrase = _LEAD_FILLER.sub("", phrase.strip())
     phrase = re.split(r"(?<=[a-z0-9)])[.!?;]\s|[.!?;]+$|\s+(?:but|because|since|though|instead of)\s", phrase,
@@ -137,6 +155,7 @@ def _clean_goal(phrase: str) -> str:
     # Nor is the reason given after a comma as a clause of its own ("…, my partner is from Rome",
     # "…, I have family there"); a list inside the goal ("read, write and speak Italian") stays.
     phrase = _REASON_CLAUSE.split(phrase, maxsplit=1)[0]
+    phrase = _without_answer_clauses(phrase)
     phrase = _TRAIL_FILLER.sub("", phrase.strip(" ,.-—–!?"))
     return re.sub(r"\s+", " ", phrase).strip(" ,.-—–!?")[:300]
 

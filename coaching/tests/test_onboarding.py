@@ -522,3 +522,16 @@ def test_a_change_of_mind_inside_one_answer_keeps_the_last_value(step, text, fie
 def test_a_change_of_mind_in_values_given_with_the_goal_keeps_the_last_one():
     out = advance(OnboardingAnswers(), "I want to learn the cello, maybe 4 hours a week, actually 3 hours")
     assert out.accepted and out.updates["weekly_hours"] == Decimal("3.0")
+
+
+@pytest.mark.parametrize("text,goal", [
+    # Trial of 2026-12-04 (chat page): the hours were stored as part of the goal.
+    ("I'd like to learn to play the guitar, maybe 2 hours a day", "learn to play the guitar"),
+    ("I want to learn guitar, about 3 hours a week, maybe 6/10 sure", "learn guitar"),
+    ("I want to learn Spanish for my trip, in the evenings after work", "learn Spanish for my trip"),
+    ("learn to swim twice a week", "learn to swim twice a week"),  # a frequency can be the goal
+    ("I want to read, write and speak Italian", "read, write and speak Italian"),
+    ("run a 5k in under 30 minutes", "run a 5k in under 30 minutes"),  # no clause of its own
+])
+def test_a_clause_that_answers_a_later_question_is_not_part_of_the_goal(text, goal):
+    assert advance(OnboardingAnswers(), text).updates["primary_goal"] == goal
