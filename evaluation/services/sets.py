@@ -19,13 +19,19 @@ DEFAULT_RUBRIC_FILE = DATA_DIR / "rubric_v1.json"
 
 
 @transaction.atomic
-def eval_set_load(*, data: dict[str, Any]) -> EvalSet:
+def eval_set_load(*, data: dict[str, Any], only_missing: bool = False) -> EvalSet:
     """Create or update a set from its data file. Idempotent: transcripts are keyed by slug, so
-    loading twice changes nothing; transcripts added from the admin (frozen) are kept."""
+    loading twice changes nothing; transcripts added from the admin (frozen) are kept. With
+    `only_missing`, transcripts already in the database are left as they are (staff may have
+    edited them) and only the file's new ones are added."""
     eval_set, _ = EvalSet.objects.update_or_create(
         name=data["name"], version=int(data.get("version", 1)),
         defaults={"description": data.get("description", "")})
+    present = set(Transcript.objects.filter(eval_set=eval_set).values_list("slug", flat=True)) if only_missing \
+        else set()
     for position, item in enumerate(data["transcripts"]):
+        if item["slug"] in present:
+            continue
         turns = [t if isinstance(t, dict) else {"text": t} for t in item["turns"]]
         Transcript.objects.update_or_create(
             eval_set=eval_set, slug=item["slug"],
@@ -37,8 +43,19 @@ def eval_set_load(*, data: dict[str, Any]) -> EvalSet:
     return eval_set
 
 
-def eval_set_load_file(*, path: Path = DEFAULT_SET_FILE) -> EvalSet:
-    return eval_set_load(data=json.loads(Path(path).read_text()))
+def eval_set_load_file(*, path: Path = DEFAULT_SET_FILE, only_missing: bool = False) -> EvalSet:
+    return eval_set_load(data=json.loads(Path(path).read_text()), only_missing=only_missing)
+
+
+def eval_set_add_new_from_file(*, path: Path = DEFAULT_SET_FILE) -> int:
+    """Add the file's transcripts the database does not have yet; returns how many were added. The
+    shipped set grows with the code: an install migrated before a transcript was added evaluated
+    without it, silently. Transcripts already loaded are left as staff may have edited them."""
+    data = json.loads(Path(path).read_text())
+    before = Transcript.objects.filter(eval_set__name=data["name"], eval_set__version=int(data.get("version", 1)))
+    count = before.count()
+    eval_set_load(data=data, only_missing=True)
+    return before.count() - count
 
 
 @transaction.atomic

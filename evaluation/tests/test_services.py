@@ -73,6 +73,21 @@ def test_shipped_set_is_loaded_by_migration_and_reload_is_idempotent():
     assert EvalSet.objects.filter(name="core").count() == 1
 
 
+def test_transcripts_new_in_the_shipped_file_are_added_and_edited_ones_kept():
+    """An install migrated before a transcript was shipped evaluated without it, silently (seen on
+    2026-12-04): `evaluate` adds the file's new transcripts and leaves staff's edits alone."""
+    from evaluation.services.sets import eval_set_add_new_from_file
+
+    eval_set = EvalSet.objects.get(name="core")
+    shipped = Transcript.objects.filter(eval_set=eval_set).count()
+    Transcript.objects.filter(eval_set=eval_set, slug="onboard-swap-and-per-evening").delete()
+    Transcript.objects.filter(eval_set=eval_set, slug="swim-off-career").update(expected_behaviour="edited by staff")
+    assert eval_set_add_new_from_file() == 1
+    assert eval_set_add_new_from_file() == 0
+    assert Transcript.objects.filter(eval_set=eval_set).count() == shipped
+    assert Transcript.objects.get(eval_set=eval_set, slug="swim-off-career").expected_behaviour == "edited by staff"
+
+
 def test_run_replays_through_the_engine_checks_and_judges_every_reply(fake_model):
     run = execute(model="fake:coach", judge_model="fake:judge", repeats=2)
     assert run.status == EvalRun.Status.DONE

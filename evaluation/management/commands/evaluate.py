@@ -17,7 +17,7 @@ from evaluation.services.checking import run_recheck
 from evaluation.services.comparisons import comparison_create
 from evaluation.services.pairwise import pairwise_execute
 from evaluation.services.runs import RunHooks, run_config, run_create, run_execute
-from evaluation.services.sets import eval_set_load_file, rubric_load_file
+from evaluation.services.sets import eval_set_add_new_from_file, rubric_load_file
 
 EXIT_REGRESSION = 2
 
@@ -53,8 +53,8 @@ class Command(BaseCommand):
     def handle(self, *args, **opts):
         rubric = rubric_load_file()
         qs = EvalSet.objects.filter(name=opts["set"])
-        if not qs.exists() and opts["set"] == "core":
-            eval_set_load_file()
+        if opts["set"] == "core" and (added := eval_set_add_new_from_file()):
+            self.stdout.write(f"loaded {added} transcript{'s' if added > 1 else ''} new in the shipped set")
         if opts["set_version"] is not None:
             qs = qs.filter(version=opts["set_version"])
         eval_set = qs.order_by("-version").first()
