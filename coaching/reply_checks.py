@@ -154,7 +154,7 @@ def _numbers_in(text: str) -> set[float]:
     found |= {float(v) for w, v in _NUMBER_WORDS.items() if re.search(rf"(?i)\b{w}\b", text)}
     # minutes → hours, "and a half"
     for m in re.findall(r"(?i)(\d+)\s*(?:min|mins|minutes)\b", text):
-        found.add(round(int(m) / 60 * 2) / 2)
+        found |= {round(int(m) / 60 * 2) / 2, int(m) / 60}  # rounded as stored; exact, to multiply
     if re.search(r"(?i)\band a half\b", text):
         found |= {n + 0.5 for n in list(found)}
     # A weekly total the learner gave per day or per occasion with a count ("an hour a day" is 7 a

@@ -5,6 +5,7 @@ day steps choose a safe default and say so. Pure functions: no database, no mode
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from decimal import Decimal
 
@@ -152,6 +153,10 @@ def _correct_other_field(answers: OnboardingAnswers, text: str) -> dict:
     return {}
 
 
+# A time of day named as bad or taken: "evenings are chaos" (never read as the best time early).
+_NOT_A_GOOD_TIME = re.compile(r"(?i)\b(?:not|no|never|can't|cannot|don't|busy|chaos|chaotic|bad|worst|hard|tough|"
+                              r"tired|hate|taken|full|impossible|difficult|crazy|hectic)\b")
+
 # Steps after the goal: the profile field each fills, the rule that reads the answer, and (for the
 # numbers) why an unreadable answer is rejected instead of moving towards the step's default.
 _STEP_ANSWERS = {
@@ -216,6 +221,12 @@ def advance(answers: OnboardingAnswers, text: str, *, rejected_in_row: int = 0) 
             amount, occasion, five = each  # "30 minutes" on "evenings": no weekly total to store
             said = PER_OCCASION.format(amount=amount, each=occasion, five=five.normalize())
             return _reject(step, "per_occasion", said[:1].upper() + said[1:])
+        if (value in (None, "") and step == OnboardingStep.WEEKLY_HOURS and not answers.best_time
+                and len(normalise(text).split()) <= 5 and not _NOT_A_GOOD_TIME.search(text)
+                and (when := parse_best_time(text))):
+            # "mornings before work" at the hours question answers the next one (trial of
+            # 2026-12-04: it was met with "I need a number of hours"): kept, the hours asked again.
+            return _finish(answers, step, {"best_time": when}, [])
         if value in (None, ""):
             if out_of_range:  # a number outside its range is re-asked, never defaulted
                 return _reject(step, _failed_kind(text), out_of_range)

@@ -301,10 +301,17 @@ def hours_per_occasion(text: str) -> tuple[str, str, Decimal] | None:
     return said, each, Decimal(str(round((amount or 0) * 5 * 2) / 2)).quantize(Decimal("0.1"))
 
 
+# A time of day named as a moment, not as a habit: "I did 20 minutes of Duolingo this morning" was
+# stored as the best time "morning" (trial of 2026-12-04).
+_A_MOMENT = re.compile(r"(?:\b(?:this|yesterday|last|tomorrow|one|that|on (?:monday|tuesday|wednesday|thursday|"
+                       r"friday|saturday|sunday))\s+)$")
+
+
 def parse_best_time(text: str) -> str | None:
     norm = normalise(text)
     for value, keywords in TIME_RULES:
-        if any(has_keyword(norm, k) for k in keywords):
+        if any(not _A_MOMENT.search(norm[:m.start()]) and m.group(0) != "tonight"
+               for k in keywords for m in keyword_matches(norm, k)):
             return value
     # A clock time needs its marker ("7pm", "6:30", "8 o'clock"): a bare "5" is more likely a
     # confidence or an hour count given at the wrong step than a time of day.
@@ -344,7 +351,8 @@ def parse_confidence(text: str) -> int | None:
 # Values stated with their unit, so they can be read before (or after) their own question.
 HOURS_WITH_UNIT = re.compile(
     r"(?i)\b(\d+(?:[.,]\d+)?|half|one|two|three|four|five|six|seven|eight|nine|ten|twelve|fifteen|twenty)"
-    r"(?:\s*(?:-|to)\s*\d+(?:[.,]\d+)?)?\s*(?:hours?|hrs?|h)\b"
+    # minutes too: "…, maybe 20 minutes a day" said with the goal was asked for again
+    r"(?:\s*(?:-|to)\s*\d+(?:[.,]\d+)?)?\s*(?:hours?|hrs?|h|minutes?|mins?)\b"
     # the period said with it, so the amount is read per week, per day or per evening (parse_hours)
     r"(?:\s*(?:(?:a|per|each|every|/|on)\s*(?:week|day|weekday|evening|morning|night|afternoon|session)s?|daily))?")
 CONFIDENCE_WITH_SCALE = re.compile(r"(?i)\b(\d{1,2})\s*(?:/|out of)\s*10\b")

@@ -535,3 +535,26 @@ def test_a_change_of_mind_in_values_given_with_the_goal_keeps_the_last_one():
 ])
 def test_a_clause_that_answers_a_later_question_is_not_part_of_the_goal(text, goal):
     assert advance(OnboardingAnswers(), text).updates["primary_goal"] == goal
+
+
+def test_the_trials_portuguese_learner_keeps_what_they_said_at_the_wrong_step():
+    """Trial of 2026-12-04: '…, maybe 20 minutes a day' with the goal was asked for again, 'mornings
+    before work' at the hours question got "I need a number of hours", and 'I did 20 minutes of
+    Duolingo this morning' at the time question was stored as the best time "morning"."""
+    from coaching import reply_checks
+
+    said = "I want to learn Portuguese for a move to Lisbon next year, maybe 20 minutes a day"
+    out = advance(OnboardingAnswers(), said)
+    assert out.updates["primary_goal"] == "learn Portuguese for a move to Lisbon next year"
+    assert out.updates["weekly_hours"] == Decimal("2.5")  # 140 minutes, to the half hour
+    assert reply_checks.values_never_given({"weekly_hours": "2.5"}, [said]) == []
+    hours_step = OnboardingAnswers(step=OnboardingStep.WEEKLY_HOURS, primary_goal="learn Portuguese",
+                                   goal_category="language")
+    out = advance(hours_step, "mornings before work")
+    assert out.accepted and out.updates == {"best_time": "morning", "onboarding_step": OnboardingStep.WEEKLY_HOURS}
+    assert not advance(hours_step, "evenings are chaos").accepted  # a bad time is not the best one
+    time_step = OnboardingAnswers(step=OnboardingStep.BEST_TIME, primary_goal="learn Portuguese",
+                                  goal_category="language", weekly_hours=Decimal("2.5"))
+    out = advance(time_step, "I did 20 minutes of Duolingo this morning, but I get distracted by my phone a lot")
+    assert not out.accepted and "best_time" not in out.updates
+    assert parse_best_time("tonight") is None and parse_best_time("mornings") == "morning"
