@@ -33,6 +33,13 @@ _LIST_JOIN = re.compile(r"\s*(?:,|and|or|&|/|, and|, or)\s*")
 _BUSY_AFTER = re.compile(r"^\s*(?:shifts?|work|job|classes|class|are (?:busy|taken|out|full)|i work)\b")
 _BUSY_BEFORE = re.compile(rf"\b(?:{_RULED_OUT}|i work|working|work){_BEFORE_IT}")
 _CLOCK = re.compile(r"\bat (\d{1,2})(?::(\d{2}))?\s*(am|pm)?\b")
+# How long one session is: "20 minutes a day", "half an hour every evening", "30-minute sessions",
+# "an hour each time". A learner who said "maybe 20 minutes a day" was offered 50- and 75-minute
+# sessions (trial of 2026-12-04): the options knew only the week's hours.
+_SESSION_LENGTH = re.compile(
+    r"\b(\d{1,3}|an?|half an?)[\s-]*(minutes?|mins?|hours?|hrs?)\s*"
+    r"(?:(?:a|per|each|every)\s+(?:day|evening|morning|night|afternoon|session|time|lesson)\b|sessions?\b|"
+    r"at a time\b|daily\b)")
 _AROUND = re.compile(r"\b(?:around|round|between|after|before) (?:my|the|our) ([a-z' -]{2,40}?)(?=[,.;!?]|$| and\b|"
                      r" next\b| this\b| please\b)")
 
@@ -44,6 +51,7 @@ class PlanRequest:
     hour: int | None = None  # an hour named ("at 7pm")
     busy_time: str | None = None  # a time of day that is taken
     unplaced: str = ""  # a constraint named but not placed ("my shifts")
+    session_minutes: int | None = None  # a length per session or per day ("20 minutes a day")
 
     def said(self) -> list[str]:
         """What code read, in words for the reply ("weekends only", "not at night")."""
@@ -56,6 +64,8 @@ class PlanRequest:
             parts.append(f"in the {self.best_time}" if self.best_time != "night" else "at night")
         if self.busy_time:
             parts.append(f"not {'at night' if self.busy_time == 'night' else 'in the ' + self.busy_time}")
+        if self.session_minutes:
+            parts.append(f"{self.session_minutes} min at a time")
         return parts
 
 
@@ -122,21 +132,36 @@ def read_plan_request(text: str) -> PlanRequest:
             unplaced = thing
     if best_time == busy_time:
         best_time = None
-    return PlanRequest(days=days, best_time=best_time, hour=hour, busy_time=busy_time, unplaced=unplaced)
+    return PlanRequest(days=days, best_time=best_time, hour=hour, busy_time=busy_time, unplaced=unplaced,
+                       session_minutes=_session_minutes(norm))
+
+
+def _session_minutes(norm: str) -> int | None:
+    if (match := _SESSION_LENGTH.search(norm)) is None:
+        return None
+    amount, unit = match.group(1), match.group(2)
+    value = {"a": 1.0, "an": 1.0, "half a": 0.5, "half an": 0.5}.get(amount)
+    value = float(amount) if value is None else value
+    minutes = value * (60 if unit.startswith("h") else 1)
+    return int(minutes) if 10 <= minutes <= 180 else None
 
 
 def with_earlier(request: PlanRequest, earlier: list[str]) -> PlanRequest:
-    """`request` with the days and the taken time the learner gave in an earlier message (most
-    recent first) when it names none: "weekends only, I work late on weekdays" said at the
+    """`request` with the days and the taken time, and the length of a session, the learner gave in
+    an earlier message (most recent first) when it names none: "weekends only, I work late on weekdays" said at the
     onboarding's time question, then "let's plan my week", got Saturday, Monday and Wednesday
     (trial of 2026-12-04). The reply says what was used ("Going by what you said: weekends only")."""
-    if request.days is not None and request.busy_time is not None:
-        return request
+    when_known = request.days is not None and request.busy_time is not None
     for text in earlier:
+        if when_known and request.session_minutes:
+            break
         said = read_plan_request(text)
-        if said.days is not None or said.busy_time is not None:
-            return replace(request, days=request.days if request.days is not None else said.days,
-                           busy_time=request.busy_time or said.busy_time)
+        if not when_known and (said.days is not None or said.busy_time):  # the latest message that said when
+            request = replace(request, days=request.days if request.days is not None else said.days,
+                              busy_time=request.busy_time or said.busy_time)
+            when_known = True
+        if request.session_minutes is None and said.session_minutes:
+            request = replace(request, session_minutes=said.session_minutes)
     return request
 
 

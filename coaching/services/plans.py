@@ -150,6 +150,16 @@ def plan_options(*, learner: Learner, profile: LearnerProfile, now: datetime | N
     allowed = request.days if request.days is not None else frozenset(range(7))
 
     options = []
+    if request.session_minutes:
+        # The learner named a session's length ("20 minutes a day"): one option, sessions of that
+        # length, as many as the week's time fills (at most one a day on the allowed days).
+        minutes = request.session_minutes
+        starts = _spread_days(now, hour, allowed, max(1, min(7, round(weekly_min / minutes))), 1)
+        if starts:
+            when = ", ".join(s.strftime("%a") for s in starts)
+            return [{"label": "A", "summary": f"{len(starts)} session{'s' if len(starts) > 1 else ''} of {minutes} min "
+                                              f"({when} at {hour:02d}:00)",
+                     "sessions": [{"start": s.isoformat(), "minutes": minutes, "topic": topic} for s in starts]}]
     for label, count, spacing in (("A", 3, 2), ("B", 2, 3)):
         starts = _spread_days(now, hour, allowed, count, spacing)
         if not starts:

@@ -91,3 +91,32 @@ def test_days_said_earlier_count_when_the_request_names_none():
     assert with_earlier(read_plan_request("let's plan my week"), earlier).said() == ["weekends only"]
     assert with_earlier(read_plan_request("plan my week, only Tuesdays"), earlier).said() == ["on Tuesdays"]
     assert with_earlier(read_plan_request("plan my week"), ["evenings I guess", "6"]).said() == []
+
+
+@pytest.mark.parametrize("text,minutes", [
+    ("I want to learn Portuguese for a move to Lisbon next year, maybe 20 minutes a day", 20),
+    ("half an hour every evening", 30), ("30-minute sessions please", 30), ("an hour each time", 60),
+    ("I did 20 minutes of Duolingo this morning", None), ("3 hours a week", None), ("plan my week", None),
+])
+def test_a_sessions_length_is_read(text, minutes):
+    assert read_plan_request(text).session_minutes == minutes
+
+
+@pytest.mark.django_db
+def test_a_length_said_at_onboarding_shapes_the_plan(api):
+    """Trial of 2026-12-04: "maybe 20 minutes a day" got options of 50 and 75 minutes."""
+    from dataclasses import replace
+
+    from coaching.plan_request import with_earlier
+
+    learner = onboarded_learner(api[0])
+    LearnerProfile.objects.filter(learner=learner).update(weekly_hours=2.5, best_time="morning")
+    profile = LearnerProfile.objects.get(learner=learner)
+    request = with_earlier(read_plan_request("let's plan my week"),
+                           ["5", "mornings before work", "I want to learn Portuguese, maybe 20 minutes a day"])
+    assert request.said() == ["20 min at a time"]
+    options = plan_options(learner=learner, profile=profile, request=request)
+    assert len(options) == 1 and options[0]["summary"].startswith("7 sessions of 20 min")
+    assert {s["minutes"] for s in options[0]["sessions"]} == {20}
+    weekends = plan_options(learner=learner, profile=profile, request=replace(request, days=WEEKEND))
+    assert weekends[0]["summary"].startswith("2 sessions of 20 min")
