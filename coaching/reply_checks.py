@@ -122,10 +122,21 @@ _SALUTATION = re.compile(
     r"(?i)^\W*(?:hi|hello|hey|greetings|good (?:morning|afternoon|evening|night|day))\b[^.!?]*[.!?]?")
 
 
+# An answer to thanks: "You're welcome! Duolingo is a great way to learn…" answered "I did 20
+# minutes of Duolingo this morning, but I get distracted by my phone a lot" (trial of 2026-12-04).
+_WELCOME = re.compile(r"(?i)^\W*(?:you'?re (?:very |so )?welcome|you are welcome|no problem|my pleasure|"
+                      r"anytime|don'?t mention it)\b[^.!?]*[.!?]?")
+_THANKS = re.compile(r"(?i)\b(?:thanks?|thank you|thx|ty|cheers|appreciate)\b")
+
+
 def unprompted_greeting(reply: str, learner_text: str) -> str | None:
-    """A reply that opens with a salutation when the learner did not greet: the small model reads a
-    bare answer as a greeting ("evenings" → "Good evening!")."""
-    match = _SALUTATION.match(reply or "")
+    """A reply that opens with a pleasantry the learner's message did not call for: a salutation
+    when the learner did not greet (the small model reads a bare answer as a greeting: "evenings" →
+    "Good evening!"), or "You're welcome" when the learner did not thank."""
+    text = (reply or "").replace("’", "'")
+    if (match := _WELCOME.match(text)) and not _THANKS.search(learner_text or ""):
+        return f"answers thanks the learner did not give: {match.group(0).strip()[:60]!r}"
+    match = _SALUTATION.match(text)
     if not match or _SALUTATION.match(learner_text or ""):
         return None
     return f"greets the learner unprompted: {match.group(0).strip()[:60]!r}"

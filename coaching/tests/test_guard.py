@@ -162,6 +162,15 @@ def test_coach_speaking_as_the_learner_is_found(reply):
     assert "coach_as_learner" in {f.kind for f in guard.find_voice(reply)}
 
 
+def test_you_are_welcome_to_a_learner_who_did_not_thank_is_found():
+    """Trial of 2026-12-04: a report of practice got "You're welcome! Duolingo is a great way…"."""
+    report = "I did 20 minutes of Duolingo this morning, but I get distracted by my phone a lot"
+    kinds = [f.kind for f in guard.find_voice("You're welcome! Duolingo is a great way to learn new languages.",
+                                              report)]
+    assert kinds == ["unprompted_greeting"]
+    assert not guard.find_voice("You're welcome — see you on Saturday.", "thanks, that helps")
+
+
 @pytest.mark.parametrize("reply,goal", [
     # Trial of 2026-12-04, to "what should I focus on first?": the learner's goal in the coach's mouth.
     ("First, I should focus on improving my Italian language skills.", ""),
