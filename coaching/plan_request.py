@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from coaching.onboarding.values import TIME_RULES, keyword_matches, normalise
+from coaching.onboarding.values import TIME_RULES, keyword_matches, normalise, session_minutes
 
 _DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 # Full day names only: "sat" and "wed" are words too ("I sat down").
@@ -33,13 +33,6 @@ _LIST_JOIN = re.compile(r"\s*(?:,|and|or|&|/|, and|, or)\s*")
 _BUSY_AFTER = re.compile(r"^\s*(?:shifts?|work|job|classes|class|are (?:busy|taken|out|full)|i work)\b")
 _BUSY_BEFORE = re.compile(rf"\b(?:{_RULED_OUT}|i work|working|work){_BEFORE_IT}")
 _CLOCK = re.compile(r"\bat (\d{1,2})(?::(\d{2}))?\s*(am|pm)?\b")
-# How long one session is: "20 minutes a day", "half an hour every evening", "30-minute sessions",
-# "an hour each time". A learner who said "maybe 20 minutes a day" was offered 50- and 75-minute
-# sessions (trial of 2026-12-04): the options knew only the week's hours.
-_SESSION_LENGTH = re.compile(
-    r"\b(\d{1,3}|an?|half an?)[\s-]*(minutes?|mins?|hours?|hrs?)\s*"
-    r"(?:(?:a|per|each|every)\s+(?:day|evening|morning|night|afternoon|session|time|lesson)\b|sessions?\b|"
-    r"at a time\b|daily\b)")
 _AROUND = re.compile(r"\b(?:around|round|between|after|before) (?:my|the|our) ([a-z' -]{2,40}?)(?=[,.;!?]|$| and\b|"
                      r" next\b| this\b| please\b)")
 
@@ -51,7 +44,7 @@ class PlanRequest:
     hour: int | None = None  # an hour named ("at 7pm")
     busy_time: str | None = None  # a time of day that is taken
     unplaced: str = ""  # a constraint named but not placed ("my shifts")
-    session_minutes: int | None = None  # a length per session or per day ("20 minutes a day")
+    session_minutes: int | None = None  # a sitting's length ("20 minutes a day"; values.session_minutes)
 
     def said(self) -> list[str]:
         """What code read, in words for the reply ("weekends only", "not at night")."""
@@ -133,17 +126,7 @@ def read_plan_request(text: str) -> PlanRequest:
     if best_time == busy_time:
         best_time = None
     return PlanRequest(days=days, best_time=best_time, hour=hour, busy_time=busy_time, unplaced=unplaced,
-                       session_minutes=_session_minutes(norm))
-
-
-def _session_minutes(norm: str) -> int | None:
-    if (match := _SESSION_LENGTH.search(norm)) is None:
-        return None
-    amount, unit = match.group(1), match.group(2)
-    value = {"a": 1.0, "an": 1.0, "half a": 0.5, "half an": 0.5}.get(amount)
-    value = float(amount) if value is None else value
-    minutes = value * (60 if unit.startswith("h") else 1)
-    return int(minutes) if 10 <= minutes <= 180 else None
+                       session_minutes=session_minutes(text))
 
 
 def with_earlier(request: PlanRequest, earlier: list[str]) -> PlanRequest:

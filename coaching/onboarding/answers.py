@@ -20,6 +20,7 @@ from coaching.onboarding.values import (
     parse_best_time,
     parse_confidence,
     parse_hours,
+    says_time_amount,
     swap_name,
 )
 
@@ -128,7 +129,6 @@ _REASON_CLAUSE = re.compile(r"(?i),\s+(?=(?:my|our|i|i'm|we|we're|she|he|they|it
 
 _WHEN_CLAUSE = re.compile(r"(?i)\s*(?:in|at|mostly|usually|probably|maybe|ideally|after|before|early|late|"
                           r"mornings?|evenings?|nights?|afternoons?)\b")
-_TIME_AMOUNT = re.compile(r"(?i)\b(?:\d+(?:[.,]\d+)?|an?|half an?)\s*(?:hours?|hrs?|h|min|mins|minutes)\b")
 
 
 def _without_answer_clauses(phrase: str) -> str:
@@ -137,7 +137,7 @@ def _without_answer_clauses(phrase: str) -> str:
     read from it too). A time amount, a confidence or a time of day alone is no part of a goal; a
     frequency can be ("swim twice a week")."""
     parts = re.split(r",\s*", phrase)
-    while len(parts) > 1 and (_TIME_AMOUNT.search(parts[-1]) or CONFIDENCE_WITH_SCALE.search(parts[-1])
+    while len(parts) > 1 and (says_time_amount(parts[-1]) or CONFIDENCE_WITH_SCALE.search(parts[-1])
                               or (len(parts[-1].split()) <= 6 and _WHEN_CLAUSE.match(parts[-1])
                                   and parse_best_time(parts[-1]))):
         parts.pop()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from decimal import Decimal
 
 from coaching.models import BestTime, GoalCategory
@@ -173,9 +174,8 @@ def swap_name(goal: str, new: str) -> str | None:
     for names in _SWAPPABLE:
         if word not in names:
             continue
-        for name in sorted(names, key=len, reverse=True):  # "java" must not match inside "javascript"
-            match = next((m for m in keyword_matches(goal.lower(), name)
-                          if not goal.lower()[m.end():m.end() + 1].isalpha()), None)
+        for name in names:  # keyword_matches: "java" does not match inside "javascript"
+            match = next(keyword_matches(goal.lower(), name), None)
             if match and name != word:
                 return goal[:match.start()] + new.strip() + goal[match.end():]
     return None
@@ -216,10 +216,12 @@ _PER_WEEK = re.compile(r"\b(?:a|per|each|every|/)\s*week\b|\bweekly\b|\bin total
                        r"\baltogether\b")
 _PER_DAY = re.compile(r"\b(?:a|per|each|every|/)\s*day\b|\bdaily\b")
 _PER_WEEKDAY = re.compile(r"\b(?:a|per|each|every|on)\s*weekdays?\b|\bweekdays\b")
-_PER_OCCASION = re.compile(r"\b(?:a|per|each|every)\s+(evening|morning|night|afternoon|session|time|lesson|sitting)\b|"
-                           r"\b(evenings|mornings|nights|afternoons)\b|\bat a time\b")
+# Per occasion, said as such ("each evening", "at a time"), or only by a plural ("evenings …, 30 minutes").
+_EACH_OCCASION = re.compile(r"\b(?:a|per|each|every)\s+(evening|morning|night|afternoon|session|time|lesson|sitting)\b|"
+                            r"\bat a time\b")
+_PER_OCCASION = re.compile(rf"{_EACH_OCCASION.pattern}|\b(evenings|mornings|nights|afternoons)\b")
 _HOURS_AMOUNT = re.compile(r"(\d+(?:\.\d+)?)\s*(?:hours?|hrs?|h)\b")
-_MINUTES_AMOUNT = re.compile(r"(\d+(?:\.\d+)?)\s*(?:min|mins|minutes)\b")
+_MINUTES_AMOUNT = re.compile(r"(\d+(?:\.\d+)?)\s*-?\s*(?:min|mins|minutes?)\b")  # "30-minute sessions" too
 _AN_HOUR = re.compile(r"\b(half an|half a|an|one)\s+hour\b")
 
 
@@ -257,27 +259,35 @@ def _amount(norm: str, *, skip: str = "") -> tuple[float | None, str, bool]:
     return None, "", False
 
 
-def _read_hours(text: str) -> tuple[float | None, str, str]:
-    """(hours a week, the amount's words, the occasion when it is per occasion with no count)."""
+@dataclass(frozen=True)
+class _HoursRead:
+    weekly: float | None  # hours a week, when they can be read
+    amount: float | None  # the amount said, in hours
+    said: str  # the words that said it
+    with_unit: bool
+    per: str  # "week" | "count" | "day" | "weekday" | "occasion" | "" (nothing said)
+    each: str = ""  # the occasion ("evening") when per == "occasion"
+
+
+def _read_hours(text: str) -> _HoursRead:
     norm = normalise(text).replace(",", ".")
-    count = _TIMES_A_WEEK.search(norm)
-    if count:
+    if count := _TIMES_A_WEEK.search(norm):
         times = count.group(1)
         n = float(int(times) if times.isdigit() else _COUNT_WORDS[times])
-        value, said, _ = _amount(norm.replace(count.group(0), " "), skip=times)
-        return (value * n if value is not None else None), said, ""
-    value, said, with_unit = _amount(norm)
+        value, said, unit = _amount(norm.replace(count.group(0), " "), skip=times)
+        return _HoursRead(value * n if value is not None else None, value, said, unit, "count")
+    value, said, unit = _amount(norm)
     if value is None or _PER_WEEK.search(norm):
-        return value, said, ""
+        return _HoursRead(value, value, said, unit, "week" if value is not None else "")
     if _PER_DAY.search(norm):
-        return value * 7, said, ""
+        return _HoursRead(value * 7, value, said, unit, "day")
     if _PER_WEEKDAY.search(norm):
-        return value * 5, said, ""
+        return _HoursRead(value * 5, value, said, unit, "weekday")
     # A bare number answers the question asked (hours a week) even beside "mornings".
-    if with_unit and (occasion := _PER_OCCASION.search(norm)):
+    if unit and (occasion := _PER_OCCASION.search(norm)):
         each = (occasion.group(1) or occasion.group(2) or "time").rstrip("s")
-        return None, said, each
-    return value, said, ""
+        return _HoursRead(None, value, said, unit, "occasion", each)
+    return _HoursRead(value, value, said, unit, "")
 
 
 def parse_hours(text: str) -> Decimal | None:
@@ -285,7 +295,7 @@ def parse_hours(text: str) -> Decimal | None:
     hour a day' (7), '30 minutes 4 times a week' (2), '1 hour on weekdays' (5). None if not a
     number, outside 0.5–80, or an amount per evening or session with no count of them
     (`hours_per_occasion`). Ranges ('3-4') take the lower bound: plan for what is sure."""
-    value, _, _ = _read_hours(text)
+    value = _read_hours(text).weekly
     if value is None or not (0.5 <= value <= 80):
         return None
     return Decimal(str(round(value * 2) / 2)).quantize(Decimal("0.1"))
@@ -294,11 +304,32 @@ def parse_hours(text: str) -> Decimal | None:
 def hours_per_occasion(text: str) -> tuple[str, str, Decimal] | None:
     """("30 minutes", "evening", 2.5) when the answer gives an amount per evening, session or time
     and no count of them, so no weekly total can be read from it; the last item is five of them."""
-    value, said, each = _read_hours(text)
-    if value is not None or not said or not each:
+    read = _read_hours(text)
+    if read.per != "occasion" or read.amount is None:
         return None
-    amount, _, _ = _amount(normalise(said).replace(",", "."))
-    return said, each, Decimal(str(round((amount or 0) * 5 * 2) / 2)).quantize(Decimal("0.1"))
+    return read.said, read.each, Decimal(str(round(read.amount * 5 * 2) / 2)).quantize(Decimal("0.1"))
+
+
+def session_minutes(text: str) -> int | None:
+    """The length of one sitting when the learner gives an amount per day, per evening or session,
+    or with a count ("20 minutes a day", "half an hour every evening", "30-minute sessions", "45
+    minutes, four evenings a week"); None for a week's total, a bare number, or an amount beside a
+    plural only ("evenings …, 30 minutes"). 10–180 minutes."""
+    read = _read_hours(text)
+    norm = normalise(text)
+    # A plural alone ("evenings after work, maybe 30 minutes") leaves the weekly hours open and is
+    # asked about (hours_per_occasion); it does not set a sitting's length.
+    per_sitting = (read.per in ("day", "weekday", "count") or (read.per == "occasion" and _EACH_OCCASION.search(norm))
+                   or (read.per == "" and re.search(r"\bsessions?\b", norm)))
+    if read.amount is None or not read.with_unit or not per_sitting:
+        return None
+    minutes = round(read.amount * 60)
+    return minutes if 10 <= minutes <= 180 else None
+
+
+def says_time_amount(text: str) -> bool:
+    """The text states an amount of time with its unit ("maybe 2 hours a day", "an hour")."""
+    return _amount(normalise(text).replace(",", "."))[2]
 
 
 # A time of day named as a moment, not as a habit: "I did 20 minutes of Duolingo this morning" was
@@ -310,6 +341,7 @@ _A_MOMENT = re.compile(r"(?:\b(?:this|yesterday|last|tomorrow|one|that|on (?:mon
 def parse_best_time(text: str) -> str | None:
     norm = normalise(text)
     for value, keywords in TIME_RULES:
+        # "tonight" is a moment by itself (plan_request still reads it as this evening).
         if any(not _A_MOMENT.search(norm[:m.start()]) and m.group(0) != "tonight"
                for k in keywords for m in keyword_matches(norm, k)):
             return value

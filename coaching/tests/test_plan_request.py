@@ -120,3 +120,13 @@ def test_a_length_said_at_onboarding_shapes_the_plan(api):
     assert {s["minutes"] for s in options[0]["sessions"]} == {20}
     weekends = plan_options(learner=learner, profile=profile, request=replace(request, days=WEEKEND))
     assert weekends[0]["summary"].startswith("2 sessions of 20 min")
+
+
+@pytest.mark.parametrize("text,minutes", [
+    # One reading of an amount for the hours, the session's length and the goal's clauses
+    # (coaching.onboarding.values): a count gives the sitting too, a week's total does not.
+    ("45 minutes, four evenings a week", 45), ("3 times a week, 2 hours each", 120), ("2 hours a day", 120),
+    ("about 3 hours a week", None), ("3", None),
+])
+def test_a_sittings_length_comes_from_the_same_reading_as_the_hours(text, minutes):
+    assert read_plan_request(text).session_minutes == minutes
