@@ -217,16 +217,16 @@ def advance(answers: OnboardingAnswers, text: str, *, rejected_in_row: int = 0) 
     if step in _STEP_ANSWERS:
         field, parse, out_of_range = _STEP_ANSWERS[step]
         value = _settled(text, parse)
-        if value in (None, "") and step == OnboardingStep.WEEKLY_HOURS and (each := hours_per_occasion(text)):
-            amount, occasion, five = each  # "30 minutes" on "evenings": no weekly total to store
-            said = PER_OCCASION.format(amount=amount, each=occasion, five=five.normalize())
-            return _reject(step, "per_occasion", said[:1].upper() + said[1:])
-        if (value in (None, "") and step == OnboardingStep.WEEKLY_HOURS and not answers.best_time
-                and len(normalise(text).split()) <= 5 and not _NOT_A_GOOD_TIME.search(text)
-                and (when := parse_best_time(text))):
-            # "mornings before work" at the hours question answers the next one (trial of
-            # 2026-12-04: it was met with "I need a number of hours"): kept, the hours asked again.
-            return _finish(answers, step, {"best_time": when}, [])
+        if value in (None, "") and step == OnboardingStep.WEEKLY_HOURS:
+            if each := hours_per_occasion(text):
+                amount, occasion, five = each  # "30 minutes" on "evenings": no weekly total to store
+                said = PER_OCCASION.format(amount=amount, each=occasion, five=five.normalize())
+                return _reject(step, "per_occasion", said[:1].upper() + said[1:])
+            if (not answers.best_time and len(normalise(text).split()) <= 5 and not _NOT_A_GOOD_TIME.search(text)
+                    and (when := parse_best_time(text))):
+                # "mornings before work" at the hours question answers the next one (trial of
+                # 2026-12-04: it was met with "I need a number of hours"): kept, the hours asked again.
+                return _finish(answers, step, {"best_time": when}, [])
         if value in (None, ""):
             if out_of_range:  # a number outside its range is re-asked, never defaulted
                 return _reject(step, _failed_kind(text), out_of_range)

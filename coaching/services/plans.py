@@ -149,33 +149,32 @@ def plan_options(*, learner: Learner, profile: LearnerProfile, now: datetime | N
     topic = (profile.primary_goal or "study")[:200]
     allowed = request.days if request.days is not None else frozenset(range(7))
 
-    options = []
     if request.session_minutes:
-        # The learner named a session's length ("20 minutes a day"): one option, sessions of that
+        # The learner named a sitting's length ("20 minutes a day"): one option, sessions of that
         # length, as many as the week's time fills (at most one a day on the allowed days).
         minutes = request.session_minutes
         starts = _spread_days(now, hour, allowed, max(1, min(7, round(weekly_min / minutes))), 1)
         if starts:
-            when = ", ".join(s.strftime("%a") for s in starts)
-            return [{"label": "A", "summary": f"{len(starts)} session{'s' if len(starts) > 1 else ''} of {minutes} min "
-                                              f"({when} at {hour:02d}:00)",
-                     "sessions": [{"start": s.isoformat(), "minutes": minutes, "topic": topic} for s in starts]}]
+            return [_option("A", starts, minutes, hour, topic)]
+    options = []
     for label, count, spacing in (("A", 3, 2), ("B", 2, 3)):
         starts = _spread_days(now, hour, allowed, count, spacing)
         if not starts:
             continue
         # The week's time over the sessions there are room for (fewer allowed days: longer ones).
         minutes = max(15, min(180, (weekly_min // len(starts)) // 5 * 5))
-        when = ", ".join(s.strftime("%a") for s in starts)
-        options.append({
-            "label": label,
-            "summary": f"{len(starts)} session{'s' if len(starts) > 1 else ''} of {minutes} min "
-                       f"({when} at {hour:02d}:00)",
-            "sessions": [{"start": s.isoformat(), "minutes": minutes, "topic": topic} for s in starts],
-        })
+        options.append(_option(label, starts, minutes, hour, topic))
     if len(options) == 2 and options[0]["summary"] == options[1]["summary"]:
         options.pop()  # too few allowed days for the two spacings to differ: one option, not two alike
     return options
+
+
+def _option(label: str, starts: list[datetime], minutes: int, hour: int, topic: str) -> dict:
+    when = ", ".join(s.strftime("%a") for s in starts)
+    return {"label": label,
+            "summary": f"{len(starts)} session{'s' if len(starts) > 1 else ''} of {minutes} min "
+                       f"({when} at {hour:02d}:00)",
+            "sessions": [{"start": s.isoformat(), "minutes": minutes, "topic": topic} for s in starts]}
 
 
 # When a named time of day is taken ("around my night shifts") and it is also the profile's best
