@@ -71,8 +71,6 @@ class MiniLMEmbeddings:
 
     def embed(self, model: str, texts: list[str], *, timeout: float,
               query: bool = False) -> tuple[list[list[float]], int | None]:
-        from django.conf import settings
-
         from core.llm.providers import minilm_onnx
 
         encoder = load()
@@ -80,9 +78,7 @@ class MiniLMEmbeddings:
         # A search's query may take the int8 graph (minilm_onnx: only ever for queries, never for
         # a stored vector); otherwise the exact ONNX graph built at install time (same vectors as
         # torch within 1e-4, checked when it was built) when it is there; torch otherwise.
-        onnx = None
-        if mean_pooling and query and settings.BLOOM_QUERY_EMBEDDINGS == "int8":
-            onnx = minilm_onnx.session("query")
+        onnx = minilm_onnx.query_session() if query and mean_pooling else None
         if onnx is None and mean_pooling:
             onnx = minilm_onnx.session()
         with _lock:
@@ -100,11 +96,8 @@ class MiniLMEmbeddings:
             encoder = load()
         except LLMUnavailable as exc:
             return False, str(exc)
-        from django.conf import settings
-
         from core.llm.providers import minilm_onnx
 
         runtime = "onnxruntime" if minilm_onnx.session() is not None else "torch"
-        queries = ("int8" if settings.BLOOM_QUERY_EMBEDDINGS == "int8" and minilm_onnx.session("query") is not None
-                   else "exact")
+        queries = "int8" if minilm_onnx.query_session() is not None else "exact"
         return True, f"MiniLM ({encoder.get_embedding_dimension()}-d) in-process, {runtime}, queries {queries}"
