@@ -26,7 +26,7 @@ _MARKDOWN = re.compile(r"(?m)\n|\*\*|^\s*(?:[-*•#]|\d+[.)])\s")
 
 
 def _one(model: str, prompt: str, plain: bool) -> tuple[float, float, str]:
-    from coaching import prompts
+    from coaching.turn import prompts
     from core import llm
 
     system = prompts.system_prompt("coach")

@@ -227,6 +227,11 @@ SPECTACULAR_SETTINGS = {
 # --- models ---------------------------------------------------------------------------------
 BLOOM_MODEL_CACHE = Path(os.path.expanduser(env_str("BLOOM_MODEL_CACHE", "~/.cache/bloom")))
 BLOOM_LLM = parse_model_spec("BLOOM_LLM", env_str("BLOOM_LLM", DEFAULT_LLM), LLM_PROVIDERS)
+# The reader's model (coaching.turn.reading.proposer): asked only for messages the rules cannot
+# settle; empty = the chat model.
+BLOOM_READING_LLM = env_str("BLOOM_READING_LLM", "")
+if BLOOM_READING_LLM:
+    parse_model_spec("BLOOM_READING_LLM", BLOOM_READING_LLM, LLM_PROVIDERS)
 BLOOM_EMBEDDINGS = parse_model_spec(
     "BLOOM_EMBEDDINGS", env_str("BLOOM_EMBEDDINGS", DEFAULT_EMBEDDINGS), EMBEDDING_PROVIDERS
 )

@@ -63,7 +63,7 @@ class LearnerProfile(models.Model):
     primary_goal = models.CharField(max_length=300, blank=True)
     goal_category = models.CharField(max_length=20, choices=GoalCategory.choices, blank=True)
     weekly_hours = models.DecimalField(
-        max_digits=4, decimal_places=1, null=True, blank=True,
+        max_digits=5, decimal_places=2, null=True, blank=True,
         validators=[MinValueValidator(0.5), MaxValueValidator(80)],
     )
     best_time = models.CharField(max_length=12, choices=BestTime.choices, blank=True)
@@ -98,6 +98,8 @@ class Turn(models.Model):
     prompt_version = models.CharField(max_length=40, blank=True)
     context_snapshot = models.TextField(blank=True)
     guard_events = models.JSONField(default=list, blank=True)
+    # What the reader made of the learner's message: act, values with their spans, source.
+    reading = models.JSONField(default=dict, blank=True)
     tool_calls = models.JSONField(default=list, blank=True)
     # Structured options the coach offered in this turn, so a later "option B"/"yes" is resolved
     # by code against them rather than by the model re-reading its own prose.

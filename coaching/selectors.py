@@ -190,3 +190,12 @@ def chat_link_learner(*, token: str) -> Learner | None:
     link = (ChatLink.objects.select_related("learner__profile")
             .filter(pk=payload.get("link"), revoked_at__isnull=True, expires_at__gt=now).first())
     return link.learner if link is not None else None
+
+
+def sessions_in_view(*, learner: Learner, now=None) -> list[PlannedSession]:
+    """The sessions a learner's message may name: from a week ago to two weeks ahead, any status,
+    in time order (the reader resolves "my Thursday session" against these)."""
+    now = now or timezone.now()
+    return list(PlannedSession.objects.filter(plan__learner=learner, planned_start__gte=now - timedelta(days=8),
+                                              planned_start__lte=now + timedelta(days=15))
+                .select_related("plan__learner").order_by("planned_start")[:40])

@@ -19,11 +19,10 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from coaching import prompts
 from coaching.models import ApiClient, Conversation, Learner, LearnerProfile, Message, OnboardingStep, Role
 from coaching.onboarding import texts as onboarding_texts
 from coaching.services import message_receive
-from coaching.turn import turn_run
+from coaching.turn import prompts, turn_run
 from core.llm import call_context, chat, embed, new_trace_id, register_observer, unregister_observer
 from memory import rules
 from memory.services.ingest import facts_ingest

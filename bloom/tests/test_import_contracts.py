@@ -31,7 +31,7 @@ def _lint(where: Path) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize("lower, higher", [("memory/selectors.py", "coaching.models"),
                                            ("core/errors.py", "telemetry.models"),
-                                           ("coaching/router.py", "evaluation.checks")])
+                                           ("coaching/turn/router.py", "evaluation.checks")])
 def test_a_lower_layer_importing_a_higher_one_breaks_the_contract(source_copy, lower, higher):
     target = source_copy / lower
     original = target.read_text()

@@ -33,7 +33,7 @@ class LearnerCreateIn(serializers.Serializer):
 class ProfileOut(serializers.ModelSerializer):
     onboarded = serializers.BooleanField(read_only=True)
     # Declared: the model's float validators would make DRF warn when building the field.
-    weekly_hours = serializers.DecimalField(max_digits=4, decimal_places=1, read_only=True, allow_null=True)
+    weekly_hours = serializers.DecimalField(max_digits=5, decimal_places=2, read_only=True, allow_null=True)
 
     class Meta:
         model = LearnerProfile
@@ -44,7 +44,7 @@ class ProfileOut(serializers.ModelSerializer):
 class ProfileUpdateIn(serializers.Serializer):
     primary_goal = serializers.CharField(max_length=300, required=False, allow_blank=False)
     goal_category = serializers.ChoiceField(choices=GoalCategory.choices, required=False)
-    weekly_hours = serializers.DecimalField(max_digits=4, decimal_places=1, min_value=Decimal("0.5"),
+    weekly_hours = serializers.DecimalField(max_digits=5, decimal_places=2, min_value=Decimal("0.5"),
                                             max_value=Decimal("80"), required=False)
     best_time = serializers.ChoiceField(choices=BestTime.choices, required=False)
     confidence = serializers.IntegerField(min_value=1, max_value=10, required=False)
@@ -114,7 +114,7 @@ class TurnUnavailableOut(serializers.Serializer):
 
 
 # --- the streamed reply (`Accept: text/event-stream`) -------------------------------------------
-# Frames are `event: <name>` + `data: <JSON>` (coaching/streaming.py). OpenAPI 3.0 cannot type a
+# Frames are `event: <name>` + `data: <JSON>` (coaching/turn/streaming.py). OpenAPI 3.0 cannot type a
 # stream, so the schema describes one frame as {event, data}: a client generated from it gets a
 # model for each event's data.
 class StreamTokenData(serializers.Serializer):

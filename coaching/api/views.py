@@ -28,8 +28,8 @@ from coaching.api.serializers import (
     TurnUnavailableOut,
 )
 from coaching.models import ApiClient, Message, MessageStatus
-from coaching.streaming import TurnStream, streaming_response
 from coaching.turn import ModelDown, turn_run
+from coaching.turn.streaming import TurnStream, streaming_response
 from core.errors import error_response
 from core.schema import ErrorOut
 

@@ -250,3 +250,36 @@ def _retry_default(answers: OnboardingAnswers, step: str, kind: str, rejected_in
     if rejected_in_row >= 1 and step == OnboardingStep.BEST_TIME:
         return _finish(answers, step, {"best_time": BestTime.FLEXIBLE}, [NOTES["time_flexible"]])
     return _reject(step, kind)
+
+
+_FIELD_OF_SLOT = {"goal": "primary_goal", "category": "goal_category", "weekly_hours": "weekly_hours",
+                  "time_of_day": "best_time", "confidence": "confidence"}
+
+
+def apply_values(answers: OnboardingAnswers, values: dict, *, corrected: bool = False) -> StepOutcome:
+    """The gate's outcome for values a reading settled (`{slot: value}`, each already pointing at the
+    learner's words and parsed by code): in range, they are saved as an answer would be; none
+    usable, the step is asked again."""
+    step = answers.step
+    updates: dict = {}
+    for slot, field_name in _FIELD_OF_SLOT.items():
+        if slot not in values or values[slot] in (None, ""):
+            continue
+        value = values[slot]
+        if field_name == "weekly_hours":
+            hours = Decimal(str(round(float(value), 2))).quantize(Decimal("0.01"))
+            if not Decimal("0.5") <= hours <= Decimal("80"):
+                continue
+            value = hours
+        elif field_name == "confidence" and not 1 <= int(value) <= 10:
+            continue
+        updates[field_name] = value
+    category = map_category(updates["primary_goal"]) if "primary_goal" in updates else None
+    if category and "goal_category" not in updates:
+        updates["goal_category"] = category
+    if not updates:
+        return _reject(step, "unmatched")
+    if corrected:
+        said = ", ".join(f"{k.replace('_', ' ')} → {v}" for k, v in updates.items())
+        return _finish(answers, step, updates, [NOTES["corrected"].format(what=said)], corrected=list(updates))
+    return _finish(answers, step, updates, [])

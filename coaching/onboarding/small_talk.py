@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 
+from coaching.turn.reading.vocabulary import bare_words
+
 GREETINGS = frozenset({
     "hi", "hello", "hey", "hiya", "heya", "yo", "sup", "howdy", "hallo", "hola", "bonjour", "greetings",
     "good morning", "good afternoon", "good evening", "hi there", "hello there",
@@ -24,26 +26,32 @@ FILLER = frozenset({
 })
 
 
-def normalise(text: str) -> str:
-    text = text.strip().lower().replace("’", "'")
-    text = re.sub(r"[!.,;:?~)(*]+", " ", text)
-    text = re.sub(r"[\U0001F300-\U0001FAFF\u2600-\u27BF]", " ", text)
-    return re.sub(r"\s+", " ", text).strip()
+def _squeeze(word: str) -> str:
+    return re.sub(r"(.)\1+", r"\1", word)
+
+
+# A greeting typed long or short ("hii", "heyyy", "helloo"): the same word with its repeated letters
+# squeezed is the greeting.
+_SQUEEZED_GREETINGS = frozenset(_squeeze(g) for g in GREETINGS if " " not in g)
+
+
+def _greeting_word(token: str) -> bool:
+    return token in GREETINGS or _squeeze(token) in _SQUEEZED_GREETINGS
 
 
 def _small_talk_piece(piece: str) -> bool:
-    norm = normalise(piece)
+    norm = bare_words(piece)
     if norm in GREETINGS or norm in FILLER:
         return True
     # "hi bloom!", "hello hello", "hey, thanks": a greeting word followed only by filler/greetings.
     tokens = norm.split()
-    return bool(tokens) and all(t in GREETINGS or t in FILLER or t in {"there", "bloom", "coach", "again"}
+    return bool(tokens) and all(_greeting_word(t) or t in FILLER or t in {"there", "bloom", "coach", "again"}
                                 for t in tokens)
 
 
 def is_greeting(text: str) -> bool:
-    norm = normalise(text)
-    return norm in GREETINGS or (bool(norm) and norm.split()[0] in GREETINGS and _small_talk_piece(norm))
+    norm = bare_words(text)
+    return norm in GREETINGS or (bool(norm) and _greeting_word(norm.split()[0]) and _small_talk_piece(norm))
 
 
 # Uncertainty is not an answer either: "not sure really", "I don't know yet", "no clue tbh" were
@@ -65,7 +73,7 @@ _UNCERTAIN = re.compile(rf"^(?:{_SOFTENER}\s+)*{_UNCERTAIN_CORE}(?:\s+{_SOFTENER
 
 def is_uncertain(text: str) -> bool:
     """'not sure really', 'I don't know yet', 'no clue', 'haven't decided', 'idk tbh'."""
-    return bool(_UNCERTAIN.match(normalise(text)))
+    return bool(_UNCERTAIN.match(bare_words(text)))
 
 
 def is_small_talk(text: str) -> bool:
@@ -84,7 +92,7 @@ def strip_greeting(text: str) -> str:
     out = text.strip()
     for _ in range(3):
         match = re.match(r"(?i)^\s*([a-z' ]{1,24}?)\s*[!.,:;\-—–]+\s*", out)
-        if match and normalise(match.group(1)) in GREETINGS:
+        if match and bare_words(match.group(1)) in GREETINGS:
             out = out[match.end():]
             continue
         match = re.match(r"(?i)^\s*(hi|hello|hey|hiya|heya|yo|hola)\b\s*", out)

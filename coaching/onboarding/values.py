@@ -10,13 +10,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from coaching.models import BestTime, GoalCategory
-
-_WORD_NUMBERS = {
-    "zero": 0, "half": 0.5, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14,
-    "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20,
-    "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
-}
+from coaching.turn.reading.vocabulary import COUNT_WORDS, NUMBER_WORDS, normalise
 
 # Keyword rules for the fixed category list. Order matters: first match wins. Word-boundary
 # prefixes, so "swimming" matches "swim" but "careful" does not match "career".
@@ -86,12 +80,6 @@ _EVERYDAY_CATEGORY: list[tuple[str, tuple[str, ...]]] = [
                           "life", "home", "household", "none of those", "none of them", "neither", "something else",
                           "not sure which", "cooking", "cook", "garden", "gardening", "chess", "reading")),
 ]
-
-
-def normalise(text: str) -> str:
-    text = text.strip().lower().replace("’", "'")
-    text = re.sub(r"[!.,;:]+$", "", text)
-    return re.sub(r"\s+", " ", text).strip()
 
 
 def _keyword_pattern(keyword: str) -> re.Pattern[str]:
@@ -207,10 +195,8 @@ def parse_category_answer(text: str) -> str | None:
 # "2 hours a day" as 2 (a trial of 2026-12-04). A count ("3 times a week", "twice a week", "four
 # evenings a week") or a day ("a day", "daily", "on weekdays") makes the weekly total; an amount per
 # evening, session or time with no count is not a weekly total, and is asked again, not guessed.
-_COUNT_WORDS = {"once": 1, "twice": 2, "thrice": 3, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
-                "six": 6, "seven": 7}
 _OCCASIONS = r"evenings?|mornings?|nights?|afternoons?|sessions?|lessons?|days?|times?|x"
-_TIMES_A_WEEK = re.compile(rf"\b(\d+|{'|'.join(_COUNT_WORDS)})\s*(?:(?:{_OCCASIONS})\s*)?"
+_TIMES_A_WEEK = re.compile(rf"\b(\d+|{'|'.join(COUNT_WORDS)})\s*(?:(?:{_OCCASIONS})\s*)?"
                            r"(?:a|per|each|every|/)\s*week\b")
 _PER_WEEK = re.compile(r"\b(?:a|per|each|every|/)\s*week\b|\bweekly\b|\bin total\b|\bin all\b|\ball together\b|"
                        r"\baltogether\b")
@@ -225,15 +211,19 @@ _MINUTES_AMOUNT = re.compile(r"(\d+(?:\.\d+)?)\s*-?\s*(?:min|mins|minutes?)\b") 
 _AN_HOUR = re.compile(r"\b(half an|half a|an|one)\s+hour\b")
 
 
-_RANGE = re.compile(r"(\d+(?:\.\d+)?)\s*(?:-|to)\s*\d+(?:\.\d+)?\s*(hours?|hrs?|h|min|mins|minutes)\b")
+_RANGE = re.compile(r"(\d+(?:\.\d+)?)\s*(?:-|to|or)\s*(\d+(?:\.\d+)?)\s*(hours?|hrs?|h|min|mins|minutes)\b")
+# A rate in days: "every other day", "every second day", "every 3 days" (times a week = 7 / n).
+_EVERY_N_DAYS = re.compile(r"\bevery (?:(other|second|third)|(\d) days?)\b(?! week)")
+_NTH = {"other": 2, "second": 2, "third": 3}
 
 
 def _amount(norm: str, *, skip: str = "") -> tuple[float | None, str, bool]:
     """(hours, the words that said it, whether a unit was said) of one amount of time in `norm`
-    (`skip`: a count's number, "3" of "3 times a week"). A range takes its lower bound."""
+    (`skip`: a count's number, "3" of "3 times a week"). A range ("1-2 hrs") is its midpoint: the
+    learner said both ends are likely, and the question asks for one number."""
     if match := _RANGE.search(norm):
-        low = float(match.group(1))
-        return (low / 60.0 if match.group(2).startswith("m") else low), match.group(0), True
+        middle = (float(match.group(1)) + float(match.group(2))) / 2
+        return (middle / 60.0 if match.group(3).startswith("m") else middle), match.group(0), True
     if match := _MINUTES_AMOUNT.search(norm):
         return float(match.group(1)) / 60.0, match.group(0), True
     if match := _HOURS_AMOUNT.search(norm):
@@ -247,8 +237,8 @@ def _amount(norm: str, *, skip: str = "") -> tuple[float | None, str, bool]:
             return float(match.group(0)), match.group(0), False
     words = re.findall(r"[a-z]+", norm)
     for i, word in enumerate(words):
-        if word in _WORD_NUMBERS and word != skip:
-            value, said = float(_WORD_NUMBERS[word]), word
+        if word in NUMBER_WORDS and word != skip:
+            value, said = float(NUMBER_WORDS[word]), word
             if words[i + 1:i + 4] == ["and", "a", "half"]:  # "two and a half"
                 value, said = value + 0.5, f"{word} and a half"
             unit = words[i + 4 if said != word else i + 1:][:1]
@@ -273,9 +263,13 @@ def _read_hours(text: str) -> _HoursRead:
     norm = normalise(text).replace(",", ".")
     if count := _TIMES_A_WEEK.search(norm):
         times = count.group(1)
-        n = float(int(times) if times.isdigit() else _COUNT_WORDS[times])
+        n = float(int(times) if times.isdigit() else COUNT_WORDS[times])
         value, said, unit = _amount(norm.replace(count.group(0), " "), skip=times)
         return _HoursRead(value * n if value is not None else None, value, said, unit, "count")
+    if every := _EVERY_N_DAYS.search(norm):
+        n = _NTH[every.group(1)] if every.group(1) else int(every.group(2))
+        value, said, unit = _amount(norm.replace(every.group(0), " "))
+        return _HoursRead(value * 7 / n if value is not None and n else None, value, said, unit, "day")
     value, said, unit = _amount(norm)
     if value is None or _PER_WEEK.search(norm):
         return _HoursRead(value, value, said, unit, "week" if value is not None else "")
@@ -298,7 +292,7 @@ def parse_hours(text: str) -> Decimal | None:
     value = _read_hours(text).weekly
     if value is None or not (0.5 <= value <= 80):
         return None
-    return Decimal(str(round(value * 2) / 2)).quantize(Decimal("0.1"))
+    return Decimal(str(round(value, 2))).quantize(Decimal("0.01"))
 
 
 def hours_per_occasion(text: str) -> tuple[str, str, Decimal] | None:
@@ -372,8 +366,8 @@ def parse_confidence(text: str) -> int | None:
         value = int(match.group(1))
     else:
         for word in re.findall(r"[a-z]+", norm):
-            if word in _WORD_NUMBERS and float(_WORD_NUMBERS[word]).is_integer():
-                value = int(_WORD_NUMBERS[word])
+            if word in NUMBER_WORDS and float(NUMBER_WORDS[word]).is_integer():
+                value = int(NUMBER_WORDS[word])
                 break
     if value is None or not 1 <= value <= 10:
         return None

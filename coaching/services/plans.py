@@ -10,8 +10,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from coaching.models import Learner, LearnerProfile, Plan, PlannedSession, SessionStatus
-from coaching.plan_request import PlanRequest
 from coaching.services.learners import learner_tz
+from coaching.turn.reading.plan_request import PlanRequest
 from core.errors import ApplicationError
 
 
@@ -137,7 +137,7 @@ _SLOT_HOUR = {"morning": 8, "midday": 12, "afternoon": 15, "evening": 19, "night
 def plan_options(*, learner: Learner, profile: LearnerProfile, now: datetime | None = None,
                  request: PlanRequest | None = None) -> list[dict]:
     """Two concrete weekly options computed in CODE from the profile (time budget, best time) and
-    from what the request to plan said about when (`coaching.plan_request`: days, a time of day or
+    from what the request to plan said about when (`coaching.turn.reading.plan_request`: days, a time of day or
     an hour, a time that is taken), which wins over the profile. The model never invents slots;
     it only phrases the introduction. Stored on the Turn so that a later "option B"/"yes" is
     resolved by code."""

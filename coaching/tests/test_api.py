@@ -213,7 +213,7 @@ def test_onboarding_works_with_model_down(api, fake_model):
         r = http.post(url, {"content": text}, format="json")
         assert r.status_code == 201, r.content
     profile = http.get(f"/api/v1/learners/{rid}/profile").json()
-    assert profile["onboarded"] and profile["goal_category"] == "sport" and profile["weekly_hours"] == "3.0"
+    assert profile["onboarded"] and profile["goal_category"] == "sport" and profile["weekly_hours"] == "3.00"
     assert not OutboxMessage.objects.filter(task_name="memory.extract_facts").exists()  # onboarding: no extraction
 
 

@@ -1,7 +1,7 @@
 import pytest
 
-from coaching import guard, prompts
-from coaching.intent import resolve_option
+from coaching.turn import guard, prompts
+from coaching.turn.reading.intent import resolve_option
 
 
 def test_cap_length_cuts_at_sentence_boundary():
@@ -49,13 +49,13 @@ def test_regeneration_guidance_joins_the_system_message():
     "I can do a few things: Practice French: I'll practice my language in the app.",
 ])
 def test_coach_speaking_as_the_learner_seen_in_a_full_run(text):
-    from coaching import reply_checks
+    from coaching.turn import reply_checks
 
     assert reply_checks.coach_as_learner(text), text
 
 
 def test_refusal_variant_seen_in_a_full_run():
-    from coaching import reply_checks
+    from coaching.turn import reply_checks
 
     assert reply_checks.refusal("I'm sorry, but I don't know how to assist you with that.")
     assert not reply_checks.refusal("I don't know how your week went yet: how did it go?")
@@ -213,7 +213,7 @@ def test_sentence_repeated_from_a_recent_reply_is_dropped():
     ("Good.\n1. Sleep well.\n2.", "Good.\n1. Sleep well."), ("I swam 5.", "I swam 5."),
 ])
 def test_trim_dangling_removes_list_openers_whose_list_never_came(text, expected):
-    from coaching import reply_checks
+    from coaching.turn import reply_checks
 
     assert reply_checks.trim_dangling(text) == expected
     assert reply_checks.dangling_end(expected) is None
@@ -253,8 +253,8 @@ def test_announcing_a_guide_instead_of_giving_it_is_a_voice_finding_with_its_own
 def test_every_reply_the_model_was_shown_counts_for_repeats():
     # Seen in the trial: the check-in reply to "I did my first session yesterday…" was the
     # onboarding summary, copied from three replies back in the model's history.
-    from coaching.reply_checks import REPEAT_LOOKBACK
     from coaching.selectors import HISTORY_LIMIT
+    from coaching.turn.reply_checks import REPEAT_LOOKBACK
 
     assert REPEAT_LOOKBACK >= HISTORY_LIMIT  # the history can hold at most that many coach replies
     summary = ("You're all set: “be able to talk with my grandmother in Portuguese” (language), 3 h a week, best "
@@ -267,7 +267,7 @@ def test_every_reply_the_model_was_shown_counts_for_repeats():
 def test_the_coach_taking_the_learners_own_words_as_its_own():
     """Trial of 2026-12-03: "let's plan around my night shifts" was framed "Let's plan around our
     night shifts". No fixed list holds every learner's life; what they just called theirs does."""
-    from coaching import reply_checks
+    from coaching.turn import reply_checks
 
     said = "let's plan around my night shifts next week"
     assert reply_checks.coach_as_learner("Let's plan around our night shifts.", said) == "our night"

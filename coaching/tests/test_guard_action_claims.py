@@ -6,9 +6,9 @@ only: the text it returns is scripted here, no language behaviour is asserted)."
 
 import pytest
 
-from coaching import guard, reply_checks
 from coaching.models import CheckIn, PlannedSession
 from coaching.tests.conftest import make_client, onboarded_learner
+from coaching.turn import guard, reply_checks
 
 # Seen on the chat page: "honestly I skipped yesterday, I was tired" → this, above code's
 # "Logged: a skipped practice (not linked to a planned session)". Code scheduled nothing.

@@ -4,7 +4,7 @@ before these rules ("can we move the sessions I missed?" wrote a skip)."""
 
 import pytest
 
-from coaching.intent import PLAN, QUESTION, REPORT, RESCHEDULE, UNDO, parse_intent, pick_choice
+from coaching.turn.reading.intent import PLAN, QUESTION, REPORT, RESCHEDULE, UNDO, parse_intent, pick_choice
 
 
 @pytest.mark.parametrize("text,kind", [

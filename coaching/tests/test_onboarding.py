@@ -28,12 +28,14 @@ from coaching.onboarding.answers import goal_correction
 @pytest.mark.parametrize("text,expected", [
     ("3", "3.0"), ("3 hours", "3.0"), ("2.5h", "2.5"), ("2,5", "2.5"), ("three", "3.0"),
     ("about 4 hrs a week", "4.0"), ("two and a half", "2.5"), ("90 minutes", "1.5"), ("80", "80.0"),
-    ("0.5", "0.5"), ("3-4 hours", "3.0"),
+    ("0.5", "0.5"), ("3-4 hours", "3.5"),  # a range is its midpoint
     # The week's total from an amount per day or per occasion with a count (trial of 2026-12-04:
     # "2 hours a day" would have been stored as 2 h a week).
     ("2 hours a day", "14.0"), ("an hour a day", "7.0"), ("thirty minutes a day", "3.5"), ("1 hour on weekdays", "5.0"),
     ("30 minutes 4 times a week", "2.0"), ("3 times a week, 2 hours each", "6.0"), ("twice a week for an hour", "2.0"),
-    ("four evenings a week, 45 minutes each", "3.0"), ("30-45 minutes a day", "3.5"), ("5 hours in total", "5.0"),
+    ("four evenings a week, 45 minutes each", "3.0"), ("30-45 minutes a day", "4.38"), ("5 hours in total", "5.0"),
+    # Rates in days and ranges of hours (issue 31's examples).
+    ("every other day for half an hour", "1.75"), ("1-2 hrs a week", "1.5"),
     ("honestly maybe 3 hours a week? I have two kids so evenings are chaos", "3.0"), ("mornings, maybe 3", "3.0"),
     ("two and a half hours", "2.5"), ("hmm maybe 2 and a half then", "2.5"), ("2 and a half hours a week", "2.5"),
 ])
@@ -402,7 +404,7 @@ def test_an_answer_to_the_current_step_is_not_mistaken_for_a_new_goal(step, text
 
 
 def test_uncertain_goal_is_caught_by_the_shared_profile_check():
-    from coaching.reply_checks import goal_is_greeting
+    from coaching.turn.reply_checks import goal_is_greeting
 
     assert goal_is_greeting("not sure really") and not goal_is_greeting("get better at playing guitar")
 
@@ -471,7 +473,7 @@ def test_a_hedged_area_does_not_correct_a_goal():
 
 
 def test_the_output_check_flags_an_area_stored_as_the_goal():
-    from coaching.reply_checks import goal_is_greeting
+    from coaching.turn.reply_checks import goal_is_greeting
 
     assert goal_is_greeting("really, something with music maybe")
     assert goal_is_greeting("music")
@@ -541,13 +543,13 @@ def test_the_trials_portuguese_learner_keeps_what_they_said_at_the_wrong_step():
     """Trial of 2026-12-04: '…, maybe 20 minutes a day' with the goal was asked for again, 'mornings
     before work' at the hours question got "I need a number of hours", and 'I did 20 minutes of
     Duolingo this morning' at the time question was stored as the best time "morning"."""
-    from coaching import reply_checks
+    from coaching.turn import reply_checks
 
     said = "I want to learn Portuguese for a move to Lisbon next year, maybe 20 minutes a day"
     out = advance(OnboardingAnswers(), said)
     assert out.updates["primary_goal"] == "learn Portuguese for a move to Lisbon next year"
-    assert out.updates["weekly_hours"] == Decimal("2.5")  # 140 minutes, to the half hour
-    assert reply_checks.values_never_given({"weekly_hours": "2.5"}, [said]) == []
+    assert out.updates["weekly_hours"] == Decimal("2.33")  # 140 minutes, to the hundredth of an hour
+    assert reply_checks.values_never_given({"weekly_hours": "2.33"}, [said]) == []
     hours_step = OnboardingAnswers(step=OnboardingStep.WEEKLY_HOURS, primary_goal="learn Portuguese",
                                    goal_category="language")
     out = advance(hours_step, "mornings before work")

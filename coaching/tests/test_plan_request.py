@@ -9,9 +9,9 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from coaching.models import LearnerProfile
-from coaching.plan_request import PlanRequest, read_plan_request
 from coaching.services import plan_options
 from coaching.tests.conftest import onboarded_learner
+from coaching.turn.reading.plan_request import PlanRequest, read_plan_request
 
 WEEKEND = frozenset({5, 6})
 
@@ -85,7 +85,7 @@ def test_days_taken_by_work_and_days_in_a_list(text, said):
 
 
 def test_days_said_earlier_count_when_the_request_names_none():
-    from coaching.plan_request import with_earlier
+    from coaching.turn.reading.plan_request import with_earlier
 
     earlier = ["evenings I guess", "weekends only, I work late on weekdays", "not on Fridays"]  # newest first
     assert with_earlier(read_plan_request("let's plan my week"), earlier).said() == ["weekends only"]
@@ -107,7 +107,7 @@ def test_a_length_said_at_onboarding_shapes_the_plan(api):
     """Trial of 2026-12-04: "maybe 20 minutes a day" got options of 50 and 75 minutes."""
     from dataclasses import replace
 
-    from coaching.plan_request import with_earlier
+    from coaching.turn.reading.plan_request import with_earlier
 
     learner = onboarded_learner(api[0])
     LearnerProfile.objects.filter(learner=learner).update(weekly_hours=2.5, best_time="morning")

@@ -135,7 +135,7 @@ def test_a_trial_onboarding_stores_the_stated_goal_and_no_ack_copies_the_example
     said at the category step, and gave acknowledgements that copied the prompt's example ("…around
     the kids…") or spoke as the learner ("…part of my life"). Run with the optional model
     acknowledgement on, so the real model's acknowledgements pass through the guard here."""
-    from coaching import reply_checks
+    from coaching.turn import reply_checks
 
     settings.BLOOM_ONBOARDING_MODEL_ACK = True
 

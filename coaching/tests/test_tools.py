@@ -3,10 +3,10 @@ learner's feed exists and they confirmed subscribing (tracked state, never assum
 
 import pytest
 
-from coaching import guard
 from coaching.research.services import calendar_feed_create, calendar_subscription_confirm
 from coaching.tests.conftest import make_client, onboarded_learner
-from coaching.tools import ToolBox
+from coaching.turn import guard
+from coaching.turn.tools import ToolBox
 
 CLAIM = "Great, your Tuesday session is in your calendar now."
 

@@ -22,7 +22,26 @@ loop), `reply` (the guard applied to model text: regenerate once, then the fallb
 `phrasing` (messages for a model call and words the specialists share), the specialists
 `onboarding`, `planner`, `checkin` and `undo`, and `persistence` (store the reply once)."""
 
-from coaching.turn.run import turn_run
-from coaching.turn.state import ModelDown, TurnResult
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from coaching.turn.run import turn_run
+    from coaching.turn.state import ModelDown, TurnResult
 
 __all__ = ["ModelDown", "TurnResult", "turn_run"]
+
+
+def __getattr__(name: str):
+    # Loaded on first use: the pure stages (coaching.turn.reading) are imported by the services
+    # layer, which the turn itself imports; an eager import here would make that a circle.
+    if name == "turn_run":
+        from coaching.turn.run import turn_run
+
+        return turn_run
+    if name in ("ModelDown", "TurnResult"):
+        from coaching.turn import state
+
+        return getattr(state, name)
+    raise AttributeError(name)

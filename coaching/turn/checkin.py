@@ -1,18 +1,16 @@
-"""The check-in specialist: code reads the report (intent.py), writes a check-in only for an
+"""The check-in specialist: the reading says what was reported and on which session; code writes a check-in only for an
 unambiguous session (otherwise asks which one), states what it wrote and offers to move a skipped
 session; the model's words only respond to how it went."""
 
 from __future__ import annotations
 
-from datetime import datetime
-
-from coaching import prompts
-from coaching.dialogue import sessions_missed, sessions_reportable
-from coaching.intent import REPORT, parse_intent, pick_choice, report_targets
 from coaching.models import PlannedSession
-from coaching.router import CHECKIN
-from coaching.services import learner_tz, reschedule_options
+from coaching.services import reschedule_options
+from coaching.turn import prompts
+from coaching.turn.dialogue import sessions_missed, sessions_reportable
 from coaching.turn.phrasing import phrase, when
+from coaching.turn.reading.types import REPORT
+from coaching.turn.router import CHECKIN
 
 UNDO_HINT = "Say “undo” if that's not right."
 
@@ -31,44 +29,46 @@ def _log_reports(run, toolbox, sessions: list, outcome: str) -> str:
     return f"Logged: your {names} {plural} as {word}. {UNDO_HINT}"
 
 
-def checkin_turn(run, profile, decision, previous, message, system, context, history, toolbox, tracker,
-                 due) -> tuple[str, str]:
-    intent = parse_intent(message.content)
+def checkin_turn(run) -> tuple[str, str]:
+    reading, previous, toolbox, profile = run.reading, run.previous, run.toolbox, run.profile
     sessions: list = []
     outcome = ""
-    if decision.rule == "report_choice" and previous is not None:
+    if run.decision.rule == "report_choice" and previous is not None:
         options = previous.offered_options
-        index = pick_choice(message.content, [o["label"] for o in options], [o.get("day", "") for o in options])
-        if index is None:
+        chosen = next((o for o in options if o["label"] == reading.get("option")), None)
+        if chosen is None:
             run.offered_options = options
             run.outcome = "templated"
             return "", "Which one do you mean? " + " or ".join(f"{o['label']}: {o['summary']}" for o in options) + "."
-        chosen = options[index]
         sessions = list(PlannedSession.objects.select_related("plan__learner").filter(
             pk=chosen["session_id"], plan__learner=run.learner))
         outcome = chosen["outcome"]
-    elif intent.kind == REPORT:
+    elif reading.act == REPORT and reading.get("outcome"):
+        outcome = reading.get("outcome")
         candidates = sessions_reportable(learner=run.learner)
-        tz = learner_tz(run.learner)
-        sessions, ambiguous = report_targets(intent, candidates, tz=tz, today=datetime.now(tz).date())
-        outcome = intent.outcome
-        if ambiguous:
+        named = reading.get("session")
+        refs = {str(named)} if named else {str(r) for r in reading.get("sessions", ())}
+        sessions = [s for s in candidates if str(s.pk) in refs]
+        if not sessions and len(candidates) > 1:
             # No write on an ambiguous reference: ask which session, resolved by code next turn.
             run.offered_options = [{"label": "ABCDE"[i], "kind": "report", "session_id": s.id, "outcome": outcome,
                                     "summary": when(s), "day": when(s)[:3]} for i, s in enumerate(candidates[:5])]
-            run.guard_event("intent", f"report ({outcome}) with no unambiguous session", "asked which")
+            run.guard_event("reading", f"report ({outcome}) with no unambiguous session", "asked which")
             run.outcome = "templated"
             word = "did" if outcome == "completed" else "skipped"
             listing = " or ".join(f"{o['label']}: {o['summary']}" for o in run.offered_options)
             return "", f"Which session {word} you mean — {listing}?"
+        if not sessions and len(candidates) == 1 and not named:
+            sessions = candidates
     if not outcome:
         # Check-in due but the message is not a report: ask about the session (templated question).
-        due_when = when(due) if due else "your last session"
+        due_when = when(run.due) if run.due else "your last session"
         question = f"How did your session ({due_when}) go — did you do it or skip it?"
-        if tracker:
+        if run.tracker:
             run.outcome = "templated"
             return "", question
-        text = phrase(run, system, context, history, toolbox, message.content, "", profile.goal_category)
+        text = phrase(run, run.system, run.context, run.history, toolbox, run.message.content, "",
+                      profile.goal_category)
         return text, question
     confirmation = _log_reports(run, toolbox, sessions, outcome)
     if outcome == "skipped":
@@ -78,10 +78,10 @@ def checkin_turn(run, profile, decision, previous, message, system, context, his
             listing = "\n".join(f"Option {o['label']}: {o['summary']}" for o in run.offered_options)
             confirmation += (f"\nWant to move {'them' if len(missed) > 1 else 'it'}?\n{listing}\n"
                              "Reply “yes” for option A or “the second one” for option B.")
-    if tracker:
+    if run.tracker:
         run.outcome = "templated"
         return "", confirmation
-    text = phrase(run, system, context, history, toolbox, message.content,
+    text = phrase(run, run.system, run.context, run.history, toolbox, run.message.content,
                   prompts.fallback_for(CHECKIN, profile.primary_goal, run.previous_replies),
                   profile.goal_category)
     return text, confirmation

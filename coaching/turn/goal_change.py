@@ -7,13 +7,16 @@ is recorded as an undoable `profile_update`)."""
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from coaching.models import BestTime, GoalCategory
 from coaching.onboarding.values import map_category
 from coaching.services import profile_update
 
 
-def goal_change_turn(run, profile, goal: str, toolbox) -> str:
+def goal_change_turn(run) -> str:
     run.outcome = "templated"
+    profile, toolbox, goal = run.profile, run.toolbox, run.reading.get("goal")
     category = map_category(goal) or GoalCategory.OTHER
     previous = {"primary_goal": profile.primary_goal, "goal_category": profile.goal_category}
     updated = profile_update(learner=run.learner, primary_goal=goal, goal_category=category)
@@ -25,8 +28,9 @@ def goal_change_turn(run, profile, goal: str, toolbox) -> str:
             "as they are: say “let's plan” for a week built around the new goal, or “undo” to keep the old one.")
 
 
-def time_change_turn(run, profile, best_time: str, toolbox) -> str:
+def time_change_turn(run) -> str:
     run.outcome = "templated"
+    profile, toolbox, best_time = run.profile, run.toolbox, run.reading.get("time_of_day")
     new = BestTime(best_time).label.lower()
     if profile.best_time == best_time:
         return f"Noted: {new} is already your best time."
@@ -38,3 +42,22 @@ def time_change_turn(run, profile, best_time: str, toolbox) -> str:
                           "ok": True, "by": "code"})
     return (f"Updated: your best time is {new} (it was {old}). Sessions already planned stay as they are: say "
             "“let's plan” for a week at the new time, or “undo” to keep the old one.")
+
+
+def hours_change_turn(run) -> str:
+    """'I can only do 2 hours a week now': the weekly hours, written and stated, undoable."""
+    run.outcome = "templated"
+    profile, toolbox = run.profile, run.toolbox
+    hours = Decimal(str(run.reading.get("weekly_hours"))).quantize(Decimal("0.01"))
+    if not Decimal("0.5") <= hours <= Decimal("80"):
+        return "I can plan with 0.5 to 80 hours a week: how many would you like?"
+    if profile.weekly_hours == hours:
+        return f"Noted: {hours.normalize():f} hours a week is already your budget."
+    previous = {"weekly_hours": str(profile.weekly_hours) if profile.weekly_hours is not None else None}
+    updated = profile_update(learner=run.learner, weekly_hours=hours)
+    toolbox.calls.append({"name": "profile_update", "arguments": {"weekly_hours": str(hours)},
+                          "result": {"onboarding_step": updated.onboarding_step, "previous": previous},
+                          "ok": True, "by": "code"})
+    old = f"{profile.weekly_hours.normalize():f}" if profile.weekly_hours is not None else "not set"
+    return (f"Updated: {hours.normalize():f} hours a week (it was {old}). Sessions already planned stay as they "
+            "are: say “let's plan” for a week that fits, or “undo” to keep the old number.")

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from django.conf import settings
 
-from coaching import guard, prompts, reply_checks
+from coaching.turn import guard, prompts, reply_checks
 from coaching.turn.state import Run, add_ms, ms
 from core.llm import call_context, chat
 

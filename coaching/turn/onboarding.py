@@ -9,19 +9,50 @@ from decimal import Decimal
 
 from django.conf import settings
 
-from coaching import guard, onboarding, prompts
-from coaching.dialogue import coach_replies, onboarding_rejections_in_row
+from coaching import onboarding
 from coaching.models import OnboardingStep
-from coaching.plan_request import days_phrase, read_plan_request
 from coaching.services import profile_apply_onboarding
-from coaching.tools import ToolBox
+from coaching.turn import guard, prompts
+from coaching.turn.dialogue import coach_replies, onboarding_rejections_in_row
 from coaching.turn.model import model_text
+from coaching.turn.reading.plan_request import days_phrase
+from coaching.turn.reading.types import CANCEL, CHANGE, MOVE, OTHER, PLAN, QUESTION, REPORT, SMALL_TALK
+from coaching.turn.reading.vocabulary import DAY_CODES
 from coaching.turn.reply import guarded
 from coaching.turn.state import ACK_MAX_TOKENS, Run
+from coaching.turn.tools import ToolBox
 from core.llm.types import LLMError
 
+_REJECTION_OF_ACT = {SMALL_TALK: "filler", QUESTION: "question", OTHER: "off_topic", PLAN: "plan_request",
+                     MOVE: "plan_request", CANCEL: "plan_request", REPORT: "off_topic"}
 
-def onboarding_turn(run: Run, profile, message, system, context, history, tracker, toolbox) -> tuple[str, str]:
+
+def _gate_outcome(run: Run, before: onboarding.OnboardingAnswers) -> onboarding.StepOutcome:
+    """What the gate does with the reading: the rules' own gate outcome when the rules read the
+    message, the settled values when a model's proposal did, a re-ask naming the act otherwise.
+    Nothing here reads the message text."""
+    reading = run.reading
+    gate = reading.gate
+    if reading.act == PLAN or (reading.act in _REJECTION_OF_ACT and reading.source != "rules"):
+        kind = _REJECTION_OF_ACT[reading.act]
+        if kind == "filler" and gate is not None and gate.kind == "greeting":
+            kind = "greeting"
+        return onboarding.StepOutcome(accepted=False, step=before.step, next_step=before.step, error=kind, kind=kind)
+    if reading.source == "rules" and gate is not None:
+        if reading.settled or not gate.accepted:
+            return gate
+        # The rules took a goal they cannot stand behind and no proposal backed it: asked, not stored.
+        return onboarding.StepOutcome(accepted=False, step=before.step, next_step=before.step, error="unsure",
+                                      kind="unsure")
+    values = {slot: reading.get(slot) for slot in ("goal", "category", "weekly_hours", "time_of_day", "confidence")
+              if reading.has(slot)}
+    if not values and gate is not None:
+        return gate
+    return onboarding.apply_values(before, values, corrected=reading.act == CHANGE)
+
+
+def onboarding_turn(run: Run) -> tuple[str, str]:
+    profile, message, toolbox = run.profile, run.message, run.toolbox
     before = onboarding.OnboardingAnswers(
         step=profile.onboarding_step, primary_goal=profile.primary_goal, goal_category=profile.goal_category,
         weekly_hours=profile.weekly_hours, best_time=profile.best_time, confidence=profile.confidence)
@@ -29,15 +60,15 @@ def onboarding_turn(run: Run, profile, message, system, context, history, tracke
     rejected = onboarding_rejections_in_row(conversation=conversation, before=message, step=before.step)
     replies = coach_replies(conversation=conversation, before=message, limit=1)
     last_reply = replies[0] if replies else ""
-    outcome = onboarding.advance(before, message.content, rejected_in_row=rejected)  # THE GATE: code only
+    outcome = _gate_outcome(run, before)  # THE GATE: code only
     saved = {k: (str(v) if isinstance(v, Decimal) else v) for k, v in outcome.updates.items()}
     run.guard_events.append({"kind": "onboarding", "detail": f"{outcome.step}: "
                              + ("accepted" if outcome.accepted else f"rejected ({outcome.kind or outcome.error})"),
                              "action": "advance" if outcome.accepted else "re-ask", "updates": saved})
     # Days said during onboarding ("weekends only, I work late on weekdays") are no profile field:
-    # said back as kept, and the planner reads them from this message (plan_request.with_earlier).
-    days = read_plan_request(message.content).days if outcome.step != OnboardingStep.GOAL else None
-    kept = f"I'll keep “{days_phrase(days)}” for your plan. " if days is not None else ""
+    # said back as kept; the planner finds them again in the learner's earlier messages.
+    days = run.reading.get("days") if outcome.step != OnboardingStep.GOAL else None
+    kept = f"I'll keep “{days_phrase(frozenset(DAY_CODES.index(d) for d in days))}” for your plan. " if days else ""
     if not outcome.accepted:
         run.outcome = "templated"
         return "", kept + onboarding.reprompt(outcome, rejected, last_reply)
@@ -63,6 +94,7 @@ def onboarding_turn(run: Run, profile, message, system, context, history, tracke
     stated = (kept + stated).strip()
     suffix = (stated + "\n" if stated else "") + question
     ack = ""
+    tracker, system = run.tracker, run.system
     if not tracker and settings.BLOOM_ONBOARDING_MODEL_ACK:
         # The model only phrases a one-sentence acknowledgement; code states what was saved and asks.
         msgs = prompts.ack_messages(system, message.content)

@@ -6,11 +6,11 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import transaction
 
-from coaching import prompts
 from coaching.models import Message, MessageStatus, Role, StudyArm, Turn
-from coaching.router import ONBOARDING
-from coaching.tools import ToolBox
+from coaching.turn import prompts
+from coaching.turn.router import ONBOARDING
 from coaching.turn.state import Run
+from coaching.turn.tools import ToolBox
 from core.outbox.services import outbox_enqueue
 from memory.rules import request_to_coach
 
@@ -21,7 +21,8 @@ def record_turn(run: Run, decision, context: str, toolbox: ToolBox, *, reply: Me
         defaults={"reply": reply, "specialist": decision.specialist, "rule": decision.rule,
                   "reason": decision.reason[:300], "trace_id": run.trace_id,
                   "prompt_version": run.prompt_version or prompts.PROMPT_VERSION,
-                  "context_snapshot": context, "guard_events": run.guard_events, "tool_calls": toolbox.calls,
+                  "context_snapshot": context, "guard_events": run.guard_events,
+                  "reading": run.reading.as_dict() if run.reading is not None else {}, "tool_calls": toolbox.calls,
                   "offered_options": run.offered_options, "code_text": run.code_text, "timings": run.timings,
                   "model_calls": run.model_calls,
                   "outcome": outcome},

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from coaching import prompts
 from coaching.models import Message, Role
-from coaching.router import COACH
 from coaching.services import learner_tz
-from coaching.tools import ToolBox
+from coaching.turn import prompts
 from coaching.turn.model import StreamGate, model_text
 from coaching.turn.reply import stream_checks, streamed_reply
+from coaching.turn.router import COACH
 from coaching.turn.state import REPLY_MAX_TOKENS, Run
+from coaching.turn.tools import ToolBox
 from core.llm.types import LLMError
 
 

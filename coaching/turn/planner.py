@@ -4,15 +4,20 @@
 from __future__ import annotations
 
 import re
+from datetime import datetime, timedelta
 
-from coaching import guard, prompts
-from coaching.dialogue import learner_texts, sessions_missed
-from coaching.intent import resolve_option
-from coaching.plan_request import PlanRequest, read_plan_request, with_earlier
-from coaching.router import PLANNER
-from coaching.selectors import sessions_upcoming
+from django.utils import timezone
+
+from coaching.models import PlannedSession
+from coaching.selectors import progress_for, sessions_upcoming
 from coaching.services import learner_tz, plan_options, reschedule_options
+from coaching.services.plans import _SLOT_HOUR
+from coaching.turn import guard, prompts
+from coaching.turn.dialogue import sessions_missed
 from coaching.turn.phrasing import phrase, when
+from coaching.turn.reading.plan_request import PlanRequest
+from coaching.turn.reading.vocabulary import DAY_CODES
+from coaching.turn.router import PLANNER
 from coaching.turn.state import Run
 
 
@@ -36,23 +41,157 @@ def _schedule_chosen(run, toolbox, chosen: dict) -> tuple[str, int]:
             "Say “undo” to take it back."), ok
 
 
-def planner_turn(run, profile, rule, previous, message, system, context, history, toolbox,
-                 tracker) -> tuple[str, str]:
-    if rule == "option_answer" and previous is not None:
-        chosen = resolve_option(message.content, previous.offered_options)
-        if chosen is not None:
-            confirmation, scheduled = _schedule_chosen(run, toolbox, chosen)
-            if tracker or not scheduled:
-                # Nothing was scheduled: no words of the model's about "the sessions just scheduled".
-                run.outcome = "templated"
-                return "", confirmation
-            text = phrase(run, system, context, history, toolbox,
-                          f"{message.content}\n(Encourage me about the sessions just scheduled.)",
-                          "Nice choice — that's a plan you can keep.", profile.goal_category,
-                          extra_check=_schedule_talk_findings, max_sentences=2)
-            return _planner_words(run, text), confirmation
+def planner_turn(run: Run) -> tuple[str, str]:
+    rule, reading, previous = run.decision.rule, run.reading, run.previous
+    if rule in ("option_answer", "move_choice") and previous is not None:
+        return _option_answer(run, previous.offered_options)
+    if rule == "plan_question":
+        run.outcome = "templated"
+        return "", _answer_from_plan(run)
+    if rule == "cancel_request":
+        run.outcome = "templated"
+        return "", _cancel(run)
+    if rule == "move_request" and (reading.has("session") or not sessions_missed(learner=run.learner)):
+        run.outcome = "templated"
+        return "", _move(run, reading.get("session"), _target(reading))
+    return _offer(run)
+
+
+def _option_answer(run: Run, options: list[dict]) -> tuple[str, str]:
+    """Code acts on the option the reading settled: "none" declines, no label asks which."""
+    label = run.reading.get("option")
+    run.outcome = "templated"
+    if label == "none":
+        return "", "Fine — I won't schedule any of those. Tell me what would suit you better (days, times or length)."
+    chosen = next((o for o in options if o["label"] == label), None)
+    if chosen is None:
+        run.offered_options = options
+        listing = " or ".join(f"{o['label']} ({o['summary']})" for o in options)
+        return "", f"Which one shall I schedule — {listing}?"
+    if chosen.get("kind") == "move":
+        return "", _move(run, str(chosen["session_id"]), chosen.get("target") or {})
+    confirmation, scheduled = _schedule_chosen(run, run.toolbox, chosen)
+    if run.tracker or not scheduled:
+        return "", confirmation
+    run.outcome = "ok"
+    text = phrase(run, run.system, run.context, run.history, run.toolbox,
+                  f"{run.message.content}\n(Encourage me about the sessions just scheduled.)",
+                  "Nice choice — that's a plan you can keep.", run.profile.goal_category,
+                  extra_check=_schedule_talk_findings, max_sentences=2)
+    return _planner_words(run, text), confirmation
+
+
+def _target(reading) -> dict:
+    return {k: reading.get(k) for k in ("days", "time", "time_of_day") if reading.has(k)}
+
+
+def _move(run: Run, session_ref: str | None, target: dict) -> str:
+    """Move the one session the learner named to the time they named: one write, stated, undoable.
+    Asks which session, or to when, rather than guessing either."""
+    upcoming = sessions_upcoming(learner=run.learner)
+    session = next((s for s in upcoming if str(s.pk) == str(session_ref)), None) if session_ref else None
+    if session is None and session_ref:
+        session = PlannedSession.objects.select_related("plan__learner").filter(
+            pk=session_ref, plan__learner=run.learner).first()
+    if session is None:
+        if not upcoming:
+            return "You have no planned session to move. Say “let's plan” and I'll suggest some."
+        if len(upcoming) == 1:
+            session = upcoming[0]
+        else:
+            run.offered_options = [{"label": "ABCDE"[i], "kind": "move", "session_id": s.pk, "target": target,
+                                    "summary": when(s), "day": when(s)[:3]} for i, s in enumerate(upcoming[:5])]
+            listing = " or ".join(f"{o['label']}: {o['summary']}" for o in run.offered_options)
+            return f"Which session should I move — {listing}?"
+    start = _new_start(run, session, target)
+    if start is None:
+        run.offered_options = [{"label": "A", "kind": "move", "session_id": session.pk, "target": {},
+                                "summary": when(session), "day": when(session)[:3]}]
+        return (f"To when should I move your {when(session)} session? For example “Saturday morning” or "
+                "“Friday at 18:00”.")
+    result = run.toolbox.call("move_session", {"session_id": session.pk, "start": start.isoformat()}, by="code")
+    if "error" in result:
+        return f"I couldn't move your {when(session)} session: {result['error']}. It stays where it was."
+    moved = PlannedSession.objects.select_related("plan__learner").get(pk=session.pk)
+    return (f"Moved: your {when_at(session, result['previous']['start'])} session is now {when(moved)} "
+            f"({moved.duration_minutes} min). Say “undo” to put it back.")
+
+
+def when_at(session, iso: str) -> str:
+    local = datetime.fromisoformat(iso).astimezone(learner_tz(session.plan.learner))
+    return local.strftime("%a %H:%M")
+
+
+def _new_start(run: Run, session, target: dict) -> datetime | None:
+    """The new start from what the learner named: a day (the next one of that name), a clock time or
+    a time of day; what they did not name keeps the session's own day or time."""
+    tz = learner_tz(run.learner)
+    now = timezone.now().astimezone(tz)
+    local = session.planned_start.astimezone(tz)
+    days, clock, part = target.get("days") or (), target.get("time"), target.get("time_of_day")
+    if not days and not clock and not part:
+        return None
+    hour, minute = local.hour, local.minute
+    if clock:
+        hour, minute = (int(x) for x in clock.split(":"))
+    elif part:
+        hour, minute = _SLOT_HOUR.get(part, hour), 0
+    if days:
+        wanted = DAY_CODES.index(days[0])
+        day = now.date() + timedelta(days=(wanted - now.weekday()) % 7)
+    else:
+        day = local.date()
+    start = datetime(day.year, day.month, day.day, hour, minute, tzinfo=tz)
+    if start <= now:
+        start += timedelta(days=7 if days else 1)
+    return start
+
+
+def _cancel(run: Run) -> str:
+    upcoming = sessions_upcoming(learner=run.learner)
+    ref = run.reading.get("session")
+    session = next((s for s in upcoming if str(s.pk) == str(ref)), None) if ref else (
+        upcoming[0] if len(upcoming) == 1 else None)
+    if session is None:
+        if not upcoming:
+            return "You have no planned session to cancel."
+        listing = ", ".join(when(s) for s in upcoming[:5])
+        return f"Which session should I cancel? You have {listing}. Name its day, like “cancel Thursday's”."
+    result = run.toolbox.call("cancel_session", {"session_id": session.pk}, by="code")
+    if "error" in result:
+        return f"I couldn't cancel your {when(session)} session: {result['error']}."
+    return f"Cancelled: your {when(session)} session. Say “undo” to put it back."
+
+
+def _answer_from_plan(run: Run) -> str:
+    """A question about the plan, the calendar or progress, answered from the database."""
+    about = run.reading.get("about")
+    upcoming = sessions_upcoming(learner=run.learner)
+    if about == "calendar":
+        from coaching.research.selectors import calendar_subscription_confirmed
+
+        where = (f"{len(upcoming)} planned session{'s' if len(upcoming) != 1 else ''} "
+                 f"({', '.join(when(s) for s in upcoming[:5])})" if upcoming else "no planned sessions yet")
+        if calendar_subscription_confirmed(run.learner.pk):
+            return (f"You have {where}. You told me you subscribed to your Bloom calendar feed, so your calendar app "
+                    "shows them as it refreshes the feed. I can't write into Google Calendar directly.")
+        return (f"No — I can't put sessions into Google Calendar myself, and you haven't confirmed subscribing to your "
+                f"Bloom calendar feed, so I can't say they are there. You have {where} in Bloom. Subscribe to the "
+                "feed link from your Bloom account in Google Calendar (“From URL”) and they'll appear there.")
+    if about == "progress":
+        p = progress_for(learner=run.learner)
+        return (f"So far: {p['completed']} done, {p['skipped']} skipped, {p['missed']} missed, "
+                f"{p['planned']} still planned.")
+    if not upcoming:
+        return "Nothing is planned right now. Say “let's plan” and I'll suggest sessions that fit your week."
+    return ("Your plan: " + ", ".join(f"{when(s)} ({s.duration_minutes} min)" for s in upcoming[:7]) + ". "
+            "Tell me if you'd like to move or cancel one.")
+
+
+def _offer(run: Run) -> tuple[str, str]:
+    profile, rule, message = run.profile, run.decision.rule, run.message
     lead = ""
-    missed = sessions_missed(learner=run.learner) if rule == "reschedule_request" else []
+    missed = sessions_missed(learner=run.learner) if rule == "move_request" else []
     if missed:
         # Missed sessions lead to reschedule options, resolved by code next turn ("yes", "the second one").
         run.offered_options = reschedule_options(learner=run.learner, profile=profile, missed=missed)
@@ -61,14 +200,8 @@ def planner_turn(run, profile, rule, previous, message, system, context, history
                 f"Here's how we could move {'them' if len(missed) > 1 else 'it'}:\n")
         reply_hint = "Reply “yes” for option A or “the second one” for option B, and I'll schedule it."
     else:
-        if rule == "reschedule_request":
-            lead = "I don't see a missed session in the last two weeks — here are options for the coming days:\n"
-        # Days said earlier in the conversation count when this message names none (plan_request.with_earlier).
-        request = with_earlier(read_plan_request(message.content),
-                               learner_texts(conversation=message.conversation, before=message))
-        if rule != "reschedule_request" and (planned := sessions_upcoming(learner=run.learner)):
-            # Asked to plan with a plan in place, the coach offered the same options as if there were
-            # none (trial of 2026-12-03, evening): what is already planned is said first.
+        request = _request(run.reading)
+        if planned := sessions_upcoming(learner=run.learner):
             lead += (f"You already have {len(planned)} session{'s' if len(planned) > 1 else ''} planned "
                      f"({', '.join(when(s) for s in planned)}); times that are taken are left as they are.\n")
             lead += _planned_on_excluded_days(run, planned, request)
@@ -78,21 +211,27 @@ def planner_turn(run, profile, rule, previous, message, system, context, history
     listing = "\n".join(f"Option {o['label']}: {o['summary']}" for o in run.offered_options)
     if len(run.offered_options) == 1:
         reply_hint = "Reply “yes” and I'll schedule it."
-    suffix = f"{lead}{listing}\n{reply_hint}"
-    if tracker:
-        run.outcome = "templated"
-        return "", suffix
-    if rule == "reschedule_request" and not missed:
-        # Nothing to move, and code's first line says so. Asked to frame it, the model agreed to
-        # move the sessions the learner had named ("Sure, I can move the two sessions to the
-        # afternoon.") right above that line (seen trying it): this reply is code's alone.
+    if not run.offered_options:
+        reply_hint, listing = "", "I couldn't find a free time that fits what you said: which days and times are free?"
+    suffix = f"{lead}{listing}\n{reply_hint}".strip()
+    if run.tracker:
         run.outcome = "templated"
         return "", suffix
     fallback = prompts.fallback_for(PLANNER, profile.primary_goal, run.previous_replies)
-    text = phrase(run, system, context, history, toolbox,
-                  f"{message.content}\n(Two schedule options follow your reply; do not list times yourself.)",
+    text = phrase(run, run.system, run.context, run.history, run.toolbox,
+                  f"{message.content}\n(Schedule options follow your reply; do not list times yourself.)",
                   fallback, profile.goal_category, extra_check=_schedule_talk_findings, max_sentences=2)
     return _planner_words(run, text) or fallback, suffix
+
+
+def _request(reading) -> PlanRequest:
+    """The request to plan as the reading settled it (days, time, a taken time, a sitting's length)."""
+    days = reading.get("days")
+    return PlanRequest(days=frozenset(DAY_CODES.index(d) for d in days) if days else None,
+                       best_time=reading.get("time_of_day"),
+                       hour=int(reading.get("time").split(":")[0]) if reading.has("time") else None,
+                       busy_time=reading.get("busy_time"), unplaced=reading.get("unplaced") or "",
+                       session_minutes=reading.get("session_minutes"))
 
 
 def _planned_on_excluded_days(run: Run, planned: list, request: PlanRequest) -> str:

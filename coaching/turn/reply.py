@@ -7,10 +7,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from coaching import guard, prompts, reply_checks
-from coaching.tools import ToolBox
+from coaching.turn import guard, prompts, reply_checks
 from coaching.turn.model import StreamGate, model_text
 from coaching.turn.state import REPLY_MAX_TOKENS, Run, add_ms, ms
+from coaching.turn.tools import ToolBox
 from core.llm.types import LLMError
 
 

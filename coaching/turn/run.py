@@ -1,33 +1,63 @@
-"""The turn, step by step: route (code), gather context (code), run the specialist, append what
-code rendered after the model's words, store once. See the package docstring for who decides what."""
+"""The turn, stage by stage: read (once) → route (rules) → act (code) → say (model) → guard → persist.
+Each stage takes what the one before produced, carried on the `Run`; see the package docstring for
+who decides what."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from datetime import datetime
 
 from django.conf import settings
+from django.utils import timezone
 
-from coaching import prompts
-from coaching.dialogue import coach_replies
 from coaching.models import Message, OnboardingStep, StudyArm, Turn
-from coaching.router import CHECKIN, COACH, ONBOARDING, PLANNER, REFLECTION, RouteState, route
-from coaching.selectors import history_for, last_coach_turn, profile_get, session_due_for_checkin
-from coaching.services import context_for, message_mark_unanswered
-from coaching.tools import ToolBox
+from coaching.onboarding import OnboardingAnswers
+from coaching.selectors import history_for, last_coach_turn, profile_get, session_due_for_checkin, sessions_in_view
+from coaching.services import context_for, learner_tz, message_mark_unanswered
+from coaching.turn import prompts
 from coaching.turn.checkin import checkin_turn
-from coaching.turn.goal_change import goal_change_turn, time_change_turn
-from coaching.turn.model import StreamGate, model_text
+from coaching.turn.dialogue import coach_replies, learner_texts, onboarding_rejections_in_row
+from coaching.turn.goal_change import goal_change_turn, hours_change_turn, time_change_turn
+from coaching.turn.model import StreamGate, model_text, turn_context
 from coaching.turn.onboarding import onboarding_turn
 from coaching.turn.persistence import persist, record_turn
 from coaching.turn.phrasing import actions_line, chat_messages
 from coaching.turn.planner import planner_turn
+from coaching.turn.reading.reader import read
+from coaching.turn.reading.rules import session_refs
+from coaching.turn.reading.types import ReadContext
 from coaching.turn.reply import stream_checks, streamed_reply
+from coaching.turn.router import CHECKIN, COACH, ONBOARDING, PLANNER, REFLECTION, RouteState, route
 from coaching.turn.state import REPLY_MAX_TOKENS, ModelDown, Run, TurnResult, add_ms, ms
 from coaching.turn.tool_loop import tool_loop
+from coaching.turn.tools import ToolBox
 from coaching.turn.undo import undo_turn, undoable_writes
 from core.llm import new_trace_id
 from core.llm.types import LLMError
+
+
+def read_context(run: Run) -> ReadContext:
+    """What the message is read against: the question or options pending, the plan around today,
+    the learner's earlier messages."""
+    profile, previous, message = run.profile, run.previous, run.message
+    tz = learner_tz(run.learner)
+    now = timezone.now()
+    options = tuple(previous.offered_options) if previous and previous.offered_options else ()
+    step = profile.onboarding_step if not profile.onboarded else OnboardingStep.DONE
+    answers = OnboardingAnswers(step=profile.onboarding_step, primary_goal=profile.primary_goal,
+                                goal_category=profile.goal_category, weekly_hours=profile.weekly_hours,
+                                best_time=profile.best_time, confidence=profile.confidence)
+    return ReadContext(
+        step=step, goal=profile.primary_goal, answers=answers,
+        pending_kind=(options[0].get("kind", "plan") if options else ""), options=options,
+        plan=session_refs(sessions_in_view(learner=run.learner, now=now), tz=tz, now=now),
+        earlier=tuple(learner_texts(conversation=message.conversation, before=message)),
+        today=datetime.now(tz).date(),
+        rejected_in_row=(onboarding_rejections_in_row(conversation=message.conversation, before=message,
+                                                      step=profile.onboarding_step) if step != OnboardingStep.DONE
+                         else 0),
+        undoable=previous is not None and bool(undoable_writes(previous)))
 
 
 def turn_run(*, message: Message, emit: Callable[[str], None] | None = None, model: str | None = None,
@@ -40,56 +70,63 @@ def turn_run(*, message: Message, emit: Callable[[str], None] | None = None, mod
     learner = conversation.learner
     run = Run(learner=learner, message=message, trace_id=new_trace_id(), emit=emit, model=model,
               prompt_version=prompt_version if base_prompt else None)
-
-    # 1. routing (code)
-    start = time.perf_counter()
-    profile = profile_get(learner=learner)
+    run.profile = profile = profile_get(learner=learner)
     run.known_goal = profile.primary_goal if profile.onboarding_step == OnboardingStep.DONE else ""
-    previous = last_coach_turn(conversation=conversation, before=message)
+    run.previous = previous = last_coach_turn(conversation=conversation, before=message)
+
+    # 1. read (once): the act and its values, each pointing at the learner's words
+    start = time.perf_counter()
+    with turn_context(run):
+        run.reading = read(message.content, read_context(run), model=model)
+    add_ms(run, "reading", start)
+
+    # 2. route (rules over the reading)
+    start = time.perf_counter()
     options_pending = bool(previous and previous.offered_options)
-    options_kind = (previous.offered_options[0].get("kind", "plan") if options_pending else "plan")
-    due = session_due_for_checkin(learner=learner) if profile.onboarded else None
+    run.due = due = session_due_for_checkin(learner=learner) if profile.onboarded else None
     undoable = previous is not None and bool(undoable_writes(previous))
-    decision = route(RouteState(onboarded=profile.onboarded, checkin_due=due is not None,
-                                options_pending=options_pending, options_kind=options_kind,
-                                undo_specialist=previous.specialist if undoable else ""), message.content)
+    run.decision = decision = route(RouteState(
+        onboarded=profile.onboarded, checkin_due=due is not None, options_pending=options_pending,
+        options_kind=(previous.offered_options[0].get("kind", "plan") if options_pending else "plan"),
+        undo_specialist=previous.specialist if undoable else ""), run.reading)
     run.specialist = decision.specialist
     add_ms(run, "routing", start)
 
-    # 2. context (code): profile line + memory block, and short-term history
+    # 3. context (code): profile line + memory block, and short-term history
     start = time.perf_counter()
-    context = context_for(learner)
-    history = history_for(conversation=conversation, before=message)
+    run.context = context = context_for(learner)
+    run.history = history_for(conversation=conversation, before=message)
     earlier = coach_replies(conversation=conversation, before=message)
     run.previous_replies = [r.split("\n\n")[0] for r in earlier]
     add_ms(run, "context", start)
 
-    toolbox = ToolBox(learner=learner, message=message)
-    tracker = learner.study_arm == StudyArm.TRACKER
-    system = prompts.system_prompt(run.specialist, base=base_prompt)
+    run.toolbox = toolbox = ToolBox(learner=learner, message=message)
+    run.tracker = tracker = learner.study_arm == StudyArm.TRACKER
+    run.system = system = prompts.system_prompt(run.specialist, base=base_prompt)
     fallback = prompts.fallback_for(run.specialist, profile.primary_goal, earlier)
     suffix = ""  # code-rendered text appended after the model's words (questions, options)
     text = ""
     try:
+        # 4. act (code) and 5. say (model), by the specialist the router chose
         if decision.rule == "undo":
             text, suffix = "", undo_turn(run, previous, toolbox)
         elif decision.rule == "goal_change":
-            text, suffix = "", goal_change_turn(run, profile, decision.goal, toolbox)
+            text, suffix = "", goal_change_turn(run)
         elif decision.rule == "time_change":
-            text, suffix = "", time_change_turn(run, profile, decision.best_time, toolbox)
+            text, suffix = "", time_change_turn(run)
+        elif decision.rule == "hours_change":
+            text, suffix = "", hours_change_turn(run)
         elif run.specialist == ONBOARDING:
-            text, suffix = onboarding_turn(run, profile, message, system, context, history, tracker, toolbox)
+            text, suffix = onboarding_turn(run)
         elif run.specialist == PLANNER:
-            text, suffix = planner_turn(run, profile, decision.rule, previous, message, system, context, history,
-                                        toolbox, tracker)
+            text, suffix = planner_turn(run)
         elif run.specialist == CHECKIN:
-            text, suffix = checkin_turn(run, profile, decision, previous, message, system, context, history,
-                                        toolbox, tracker, due)
+            text, suffix = checkin_turn(run)
         elif tracker:
             # Control arm: no coaching, ever. Templated acknowledgement, no model call.
             run.outcome, text = "templated", prompts.TRACKER_ACK
         else:
-            msgs = chat_messages(system, context, history, actions_line(toolbox), message.content,
+            msgs = chat_messages(system, context, run.history, actions_line(toolbox), message.content,
                                  run.specialist)
             answer = None
             gate = StreamGate(run, stream_checks(run, system=system, toolbox=toolbox,
@@ -101,6 +138,7 @@ def turn_run(*, message: Message, emit: Callable[[str], None] | None = None, mod
                     gate.finish(answer)
             if answer is None:
                 answer = model_text(run, msgs, max_tokens=REPLY_MAX_TOKENS, stream=True, gate=gate)
+            # 6. guard
             text = streamed_reply(run, answer, gate, messages=msgs, system=system, toolbox=toolbox,
                                   goal_category=profile.goal_category, fallback=fallback,
                                   goal=profile.primary_goal)

@@ -6,9 +6,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from coaching.models import Learner, Message, Turn
-from coaching.router import COACH
+from coaching.turn.router import COACH
 
 REPLY_MAX_TOKENS = 96
 ACK_MAX_TOKENS = 40
@@ -47,6 +48,18 @@ class Run:
     known_goal: str = ""  # the stored goal once onboarded: a reply must not ask for it again
     # First paragraph (the model's words) of the coach's earlier replies, newest first: loop guard.
     previous_replies: list[str] = field(default_factory=list)
+    # What the stages hand down (read → route → act → say): set by coaching.turn.run, read by the
+    # specialists, so no stage takes a list of positional arguments or parses the message again.
+    reading: Any = None  # coaching.turn.reading.types.Reading
+    decision: Any = None  # coaching.turn.router.RouteDecision
+    profile: Any = None  # coaching.models.LearnerProfile
+    previous: Turn | None = None  # the previous coach turn (its options, its writes)
+    system: str = ""
+    context: str = ""
+    history: list = field(default_factory=list)
+    toolbox: Any = None  # coaching.turn.tools.ToolBox
+    tracker: bool = False  # control arm: templated text only
+    due: Any = None  # the planned session waiting for a report, if any
     model: str | None = None  # "provider:model" override (evaluation model-swap runs); None = settings
     prompt_version: str | None = None  # label of a non-default prompt (evaluation), stored on the Turn
     t0: float = field(default_factory=time.perf_counter)

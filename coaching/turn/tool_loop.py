@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 import time
 
-from coaching.tools import READ_TOOLS, SPECS, ToolBox
 from coaching.turn.model import turn_context
 from coaching.turn.state import Run, add_ms
+from coaching.turn.tools import READ_TOOLS, SPECS, ToolBox
 from core.llm import LLMInvalidOutput, chat
 
 MAX_TOOL_ITERATIONS = 3

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from coaching import onboarding
-from coaching.models import OnboardingStep
-from coaching.services import checkin_undo, profile_restore, session_unschedule
+from datetime import datetime
 
-UNDOABLE = ("log_checkin", "schedule_session", "profile_update")
+from coaching import onboarding
+from coaching.models import OnboardingStep, PlannedSession
+from coaching.services import checkin_undo, profile_restore, session_reschedule, session_schedule, session_unschedule
+from core.errors import ApplicationError
+
+UNDOABLE = ("log_checkin", "schedule_session", "move_session", "cancel_session", "profile_update")
 
 
 def undoable_writes(turn) -> list[dict]:
@@ -27,6 +30,24 @@ def undo_turn(run, previous, toolbox) -> str:
         elif call["name"] == "schedule_session" and result.get("scheduled"):
             if session_unschedule(learner=run.learner, session_id=result["scheduled"]["id"]):
                 said.append("a scheduled session")
+        elif call["name"] == "move_session" and result.get("previous"):
+            session = PlannedSession.objects.filter(pk=result["moved"]["id"], plan__learner=run.learner).first()
+            try:
+                if session is not None:
+                    session_reschedule(session=session, start=datetime.fromisoformat(result["previous"]["start"]))
+                    said.append("the move")
+            except ApplicationError as exc:  # the old time has passed, or is taken now
+                toolbox.calls.append({"name": "undo_move", "arguments": {}, "result": {"error": str(exc)},
+                                      "ok": False, "by": "code"})
+        elif call["name"] == "cancel_session" and result.get("cancelled"):
+            old = result["cancelled"]
+            try:
+                session_schedule(learner=run.learner, start=datetime.fromisoformat(old["start"]),
+                                 duration_minutes=old["minutes"], topic=old["topic"])
+                said.append("the cancellation")
+            except ApplicationError as exc:
+                toolbox.calls.append({"name": "undo_cancel", "arguments": {}, "result": {"error": str(exc)},
+                                      "ok": False, "by": "code"})
         elif call["name"] == "profile_update" and "previous" in result:
             profile = profile_restore(learner=run.learner, values=result["previous"])
             restored_step = profile.onboarding_step
@@ -38,6 +59,9 @@ def undo_turn(run, previous, toolbox) -> str:
     parts = []
     for item, one, many in (("the check-in", "the check-in", "{n} check-ins"),
                             ("a scheduled session", "the scheduled session", "{n} scheduled sessions"),
+                            ("the move", "the move (the session is back where it was)", "{n} moves"),
+                            ("the cancellation", "the cancellation (the session is back in your plan)",
+                             "{n} cancellations"),
                             ("your last answer", "your last answer", "your last answer")):
         n = said.count(item)
         if n:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from coaching import reply_checks
+from coaching.turn import reply_checks
 from evaluation.checks.base import CheckContext, CheckResult, strip_templates
 
 # --- advice before onboarding completes -----------------------------------------------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from coaching import reply_checks
+from coaching.turn import reply_checks
 from evaluation.checks.base import CheckConfig, CheckContext, CheckResult, strip_templates, word_count, words
 
 # --- scaffold leak --------------------------------------------------------------------------

@@ -1,11 +1,11 @@
-"""Checks shared with the coaching guard (`coaching/reply_checks.py`), so evaluation counts exactly
+"""Checks shared with the coaching guard (`coaching/turn/reply_checks.py`), so evaluation counts exactly
 what the guard blocks: third person, parroting, refusals, loops, copies of the prompt's example,
 the coach speaking as the learner or asking them for tips, an announced guide, an unprompted
 greeting, a dangling list opener, and the profile values a turn saved."""
 
 from __future__ import annotations
 
-from coaching import prompts, reply_checks
+from coaching.turn import prompts, reply_checks
 from evaluation.checks.base import CheckContext, CheckResult, strip_templates
 
 

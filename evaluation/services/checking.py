@@ -11,7 +11,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from coaching.models import Turn
-from coaching.prompts import SPECIALIST_PROMPTS, system_prompt
+from coaching.turn.prompts import SPECIALIST_PROMPTS, system_prompt
 from evaluation.checks import CheckConfig, CheckContext, run_checks
 from evaluation.models import EvalRun, ReplyResult, Transcript
 from evaluation.replay import TurnOutcome, engine_templates

@@ -16,7 +16,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from coaching.prompts import PROMPT_VERSION
+from coaching.turn.prompts import PROMPT_VERSION
 from core.llm import register_observer, unregister_observer
 from evaluation import replay as replay_mod
 from evaluation.checks import CheckConfig

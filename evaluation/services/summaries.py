@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from coaching.guard import BOOKKEEPING_KINDS
+from coaching.turn.guard import BOOKKEEPING_KINDS
 from evaluation import compare
 from evaluation.models import EvalRun, JudgeScore, ReplyResult
 

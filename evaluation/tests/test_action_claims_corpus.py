@@ -1,5 +1,5 @@
-"""False positives of the honesty check (`coaching.guard.find_false_claims`, whose write claims are
-`coaching.reply_checks.action_claims`), measured on every reply text the repository stores: the
+"""False positives of the honesty check (`coaching.turn.guard.find_false_claims`, whose write claims are
+`coaching.turn.reply_checks.action_claims`), measured on every reply text the repository stores: the
 judge calibration set's 105 replies, the coach replies frozen in the shipped set's transcripts, the
 engine's own templated text, and the shipped set's expected flows. Read with no tool run in the turn,
 the strictest reading. Each text that trips is listed below with why it is right to flag; any other
@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from coaching import guard
+from coaching.turn import guard
 from evaluation.replay import engine_templates
 from evaluation.services.sets import DATA_DIR, DEFAULT_SET_FILE
 

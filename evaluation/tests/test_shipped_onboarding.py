@@ -8,8 +8,8 @@ from decimal import Decimal
 
 import pytest
 
-from coaching import reply_checks
 from coaching.onboarding import OnboardingAnswers, advance
+from coaching.turn import reply_checks
 from evaluation.services.sets import DEFAULT_SET_FILE
 
 SET = json.loads(DEFAULT_SET_FILE.read_text())

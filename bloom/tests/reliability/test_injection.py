@@ -137,7 +137,7 @@ def test_with_the_tool_loop_on_injected_memory_reaches_the_real_model_only_as_qu
     action tool, nothing is written, and every prompt it got carried the injection as data only."""
     from coaching import services
     from coaching.models import CheckIn, PlannedSession
-    from coaching.tools import READ_TOOLS
+    from coaching.turn.tools import READ_TOOLS
 
     a, _ = tenants
     learner = services.learner_create(client=a.client)

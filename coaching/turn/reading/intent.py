@@ -15,9 +15,10 @@ import re
 from dataclasses import dataclass
 from datetime import date, tzinfo
 
+from coaching.turn.reading.vocabulary import COUNT_WORDS, ORDINALS, WEEKDAYS, says_yes
+
 REPORT, QUESTION, PLAN, RESCHEDULE, UNDO, OTHER = "report", "question", "plan_request", "reschedule", "undo", "other"
 
-_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _WEEKDAY_RE = re.compile(r"\b(mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:day)?(?:'s)?\b")
 
 
@@ -60,14 +61,11 @@ _SKIPPED = re.compile(
     r"\b(?:i )?(?:skipped|missed)\b|\bdidn'?t (?:do|make|manage|get to|go|practi[cs]e|study|train)\b"
     r"|\bcouldn'?t (?:do|make|go)\b|\bno time (?:today|yesterday)\b|\bdid not (?:do|make|go)\b")
 
-_COUNT_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "both": 2}
-
-
 def _reference(norm: str) -> tuple[str, int | None, int | None]:
     count = None
     match = re.search(r"\b(one|two|three|four|\d)\s+(?:\w+\s+)?(?:sessions|practices|lessons|workouts)\b", norm)
     if match:
-        count = _COUNT_WORDS.get(match.group(1)) or int(match.group(1))
+        count = COUNT_WORDS.get(match.group(1)) or int(match.group(1))
     if re.search(r"\bboth\b", norm):
         return "all", None, 2
     if re.search(r"\ball (?:my |the |of (?:them|my|the) )?(?:sessions|them)\b", norm):
@@ -80,7 +78,7 @@ def _reference(norm: str) -> tuple[str, int | None, int | None]:
         return "yesterday", None, count
     if match := _WEEKDAY_RE.search(norm):
         prefix = match.group(1)[:3]
-        day = next(i for i, d in enumerate(_WEEKDAYS) if d.startswith(prefix))
+        day = next(i for i, d in enumerate(WEEKDAYS) if d.startswith(prefix))
         return "weekday", day, count
     if re.search(r"\b(?:last|latest|most recent|previous) (?:session|one|practice)\b", norm):
         return "last", None, count
@@ -112,9 +110,6 @@ def parse_intent(text: str) -> Intent:
 
 
 # --- answers to a question the coach asked ---------------------------------------------------
-_YES = re.compile(r"^\s*(?:yes|yeah|yep|yup|sure|ok|okay|sounds good|let'?s do (?:it|that)|go for it|perfect|great|"
-                  r"please|do it|fine)\b")
-_ORDINALS = {"first": 0, "1st": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2, "last": -1}
 
 
 def pick_choice(text: str, labels: list[str], day_names: list[str] | None = None) -> int | None:
@@ -126,14 +121,14 @@ def pick_choice(text: str, labels: list[str], day_names: list[str] | None = None
     match = re.search(r"\boption\s*([a-e])\b", norm) or re.match(r"^\s*([a-e])\s*[.!]?\s*$", norm)
     if match and match.group(1).upper() in upper:
         return upper.index(match.group(1).upper())
-    for word, index in _ORDINALS.items():
+    for word, index in ORDINALS.items():
         if re.search(rf"\b(?:the )?{word}(?: one| option| session)?\b", norm) and labels:
             return index if index >= 0 else len(labels) - 1
     if day_names:
         hits = [i for i, day in enumerate(day_names) if day and re.search(rf"\b{day[:3].lower()}", norm)]
         if len(hits) == 1:
             return hits[0]
-    if _YES.search(norm) and labels:
+    if says_yes(norm) and labels:
         return 0
     return None
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from coaching.onboarding.values import TIME_RULES, keyword_matches, normalise, session_minutes
+from coaching.onboarding.values import TIME_RULES, keyword_matches, session_minutes
+from coaching.turn.reading.vocabulary import WEEKDAYS, normalise
 
-_DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 # Full day names only: "sat" and "wed" are words too ("I sat down").
 _DAY_WORD = re.compile(r"\b(monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?\b|\b(weekends?|weekdays?)\b")
 # Words ruling out what follows them ("not on Fridays", "I'm busy on Tuesday", "no mornings"),
@@ -68,14 +68,14 @@ def days_phrase(days: frozenset[int]) -> str:
     if days == frozenset(range(5)):
         return "weekdays only"
     if len(days) >= 4:
-        return "not on " + " or ".join(_DAYS[d].title() + "s" for d in sorted(set(range(7)) - days))
-    return "on " + " and ".join(_DAYS[d].title() + "s" for d in sorted(days))
+        return "not on " + " or ".join(WEEKDAYS[d].title() + "s" for d in sorted(set(range(7)) - days))
+    return "on " + " and ".join(WEEKDAYS[d].title() + "s" for d in sorted(days))
 
 
 def _day_set(match: re.Match[str]) -> frozenset[int]:
     if match.group(2):
         return frozenset({5, 6}) if match.group(2).startswith("weekend") else frozenset(range(5))
-    return frozenset({_DAYS.index(match.group(1))})
+    return frozenset({WEEKDAYS.index(match.group(1))})
 
 
 def read_plan_request(text: str) -> PlanRequest:

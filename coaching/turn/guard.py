@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from coaching import prompts, reply_checks
+from coaching.turn import prompts, reply_checks
 
 MAX_REPLY_CHARS = 600
 
@@ -121,7 +121,7 @@ def remove_sentences(text: str, pattern_findings: list[Finding], tools_done: set
 
 def find_voice(text: str, learner_text: str = "", previous_replies: Iterable[str] = (),
                messages: list[dict] | None = None, goal: str = "") -> list[Finding]:
-    """The shared deterministic checks (coaching/reply_checks.py, also run by evaluation): the reply
+    """The shared deterministic checks (coaching/turn/reply_checks.py, also run by evaluation): the reply
     narrates the learner in the third person, parrots their message, greets them when they did not
     greet, refuses an ordinary coaching message, repeats a reply already sent twice in this
     conversation, speaks as the learner ("my life") or asks them for tips (the coach's job),

@@ -13,7 +13,7 @@ from typing import Any
 
 from coaching.models import Learner, Message, PlannedSession
 from coaching.selectors import profile_get, progress_for, sessions_upcoming
-from coaching.services import checkin_log, profile_line, session_schedule
+from coaching.services import checkin_log, profile_line, session_reschedule, session_schedule, session_unschedule
 from core.errors import ApplicationError
 from core.llm import ToolSpec
 from memory.rules import neutralise
@@ -34,6 +34,14 @@ SPECS: dict[str, ToolSpec] = {
         {"type": "object", "properties": {"start": {"type": "string", "description": "ISO 8601 date-time"},
                                           "minutes": {"type": "integer"}, "topic": {"type": "string"}},
          "required": ["start", "minutes"]}),
+    "move_session": ToolSpec(
+        "move_session", "Move one planned session to a new start.",
+        {"type": "object", "properties": {"session_id": {"type": "integer"},
+                                          "start": {"type": "string", "description": "ISO 8601 date-time"}},
+         "required": ["session_id", "start"]}),
+    "cancel_session": ToolSpec(
+        "cancel_session", "Cancel one planned session.",
+        {"type": "object", "properties": {"session_id": {"type": "integer"}}, "required": ["session_id"]}),
     "log_checkin": ToolSpec(
         "log_checkin", "Record that the learner completed or skipped a session.",
         {"type": "object", "properties": {"outcome": {"type": "string", "enum": ["completed", "skipped"]},
@@ -42,7 +50,7 @@ SPECS: dict[str, ToolSpec] = {
 # Read-only tools the model may call in the tool loop. Actions (schedule, log) are taken by code
 # from parsed learner input: the 0.5B model is unreliable at choosing them.
 READ_TOOLS = ["get_profile", "get_plan", "get_progress", "search_memory"]
-ACTION_TOOLS = {"schedule_session", "log_checkin"}
+ACTION_TOOLS = {"schedule_session", "move_session", "cancel_session", "log_checkin"}
 
 
 def _session_json(session: PlannedSession) -> dict:
@@ -121,6 +129,26 @@ class ToolBox:
         when = datetime.fromisoformat(str(start))
         session = session_schedule(learner=self.learner, start=when, duration_minutes=int(minutes), topic=topic)
         return {"scheduled": _session_json(session)}
+
+    def _own_session(self, session_id: int) -> PlannedSession:
+        session = (PlannedSession.objects.select_related("plan")
+                   .filter(pk=session_id, plan__learner=self.learner).first())
+        if session is None:
+            raise ApplicationError(f"no session {session_id} for this learner", field="session_id")
+        return session
+
+    def _t_move_session(self, session_id: int, start: str) -> dict:
+        session = self._own_session(session_id)
+        previous = _session_json(session)
+        moved = session_reschedule(session=session, start=datetime.fromisoformat(str(start)))
+        return {"moved": _session_json(moved), "previous": previous}
+
+    def _t_cancel_session(self, session_id: int) -> dict:
+        session = self._own_session(session_id)
+        cancelled = _session_json(session)
+        if not session_unschedule(learner=self.learner, session_id=session.pk):
+            raise ApplicationError(f"only a planned session can be cancelled (this one is {session.status})")
+        return {"cancelled": cancelled}
 
     def _t_log_checkin(self, outcome: str, session_id: int | None = None) -> dict:
         session = None

@@ -1,4 +1,4 @@
-"""Deterministic reply and profile checks shared by the output guard (coaching/guard.py) and the
+"""Deterministic reply and profile checks shared by the output guard (coaching/turn/guard.py) and the
 evaluation checks (evaluation/checks.py), so the guard blocks exactly what evaluation counts.
 
 Pure functions: text in, a short reason (or None) out. No model. Every pattern below comes from a

@@ -1,0 +1,115 @@
+"""A model's proposal of what a message does, in constrained output that can only point: the act
+from a fixed list, and for each value the learner's own words (a quote), never a value of the
+model's making. Code settles the proposal (coaching.turn.reading.settle): a quote that is not in
+the learner's words is dropped, and every number, day and time is parsed from the quote by code.
+
+Asked only when the rules cannot settle a message (coaching.turn.reading.reader). One call through
+the model layer, so it is a telemetry row like every other model call. The prompt's examples are
+the author's own and none is taken from the labelled set that measures the reader
+(evaluation/data/reading_v1.json, written separately for variety)."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from django.conf import settings
+
+from coaching.models import OnboardingStep
+from coaching.turn.reading.types import ACTS, Proposal, ReadContext
+from core.llm import chat
+from core.llm.types import LLMError
+
+_QUESTION_OF_STEP = {
+    OnboardingStep.GOAL: "What would you like to learn or get better at?",
+    OnboardingStep.CATEGORY: "Which area is your goal in: language, programming, career, school/exams, music, art, "
+                             "sport/fitness or other?",
+    OnboardingStep.WEEKLY_HOURS: "How many hours a week can you spend on it?",
+    OnboardingStep.BEST_TIME: "What time of day suits you best?",
+    OnboardingStep.CONFIDENCE: "From 1 to 10, how confident are you that you can keep this up?",
+}
+# The quotes each context may ask for: only what could be said there, so the output stays short.
+_SLOTS_AT_STEP = {
+    OnboardingStep.GOAL: ("goal", "hours", "time_of_day"),
+    OnboardingStep.CATEGORY: ("category", "goal"),
+    OnboardingStep.WEEKLY_HOURS: ("hours", "time_of_day", "goal"),
+    OnboardingStep.BEST_TIME: ("time_of_day", "hours"),
+    OnboardingStep.CONFIDENCE: ("confidence",),
+}
+_SLOTS_DONE = ("session", "target", "minutes", "hours", "time_of_day", "goal")
+_CATEGORIES = ("language", "programming", "career", "academic", "music", "art", "sport", "other")
+
+SYSTEM = """You read one message a learner sent to their study coach and say what it does. You never answer it.
+Acts:
+- answer: answers the coach's question (or picks one of the options offered)
+- report: says a study session happened or did not happen
+- question: asks the coach something
+- plan: asks for new sessions or a plan
+- move: asks to move an existing session to another time
+- cancel: asks to cancel an existing session
+- change: changes something said before (goal, hours, time of day)
+- undo: takes back what the coach just did
+- small_talk: only a greeting, thanks or filler
+- other: anything else (news, feelings, off-topic)
+Values are QUOTES: copy the learner's exact words, in their language, or leave the key out. Never translate, never
+invent, never fill a value the message does not state. "lang" is the message's language code (en, pt, es, fr, de…).
+Reply with JSON only."""
+
+# Generic examples of the output shape (not from any evaluation set).
+_EXAMPLES = (
+    ('Coach asked: What would you like to learn or get better at?\nLearner: ok so basically i want to get '
+     'into woodworking, maybe an hour on sundays',
+     {"act": "answer", "goal": "get into woodworking", "hours": "an hour on sundays", "lang": "en"}),
+    ('Coach asked: nothing pending.\nPlan: Tue 18:00 (30 min)\nLearner: could we shift tuesday\'s one to '
+     'wednesday evening',
+     {"act": "move", "session": "tuesday's one", "target": "wednesday evening", "lang": "en"}),
+)
+
+
+def _schema(slots: tuple[str, ...], ctx: ReadContext) -> dict:
+    props: dict = {"act": {"type": "string", "enum": list(ACTS)}, "lang": {"type": "string", "maxLength": 5}}
+    for slot in slots:
+        props[slot] = {"type": "string", "maxLength": 160}
+    if "category" in slots:
+        props["category"] = {"type": "string", "enum": list(_CATEGORIES)}
+    if ctx.options:
+        props["option"] = {"type": "string", "enum": [o["label"] for o in ctx.options] + ["none"]}
+    if ctx.step == OnboardingStep.DONE:
+        props["outcome"] = {"type": "string", "enum": ["completed", "skipped"]}
+    return {"type": "object", "properties": props, "required": ["act"], "additionalProperties": False}
+
+
+def _situation(ctx: ReadContext) -> str:
+    lines = []
+    if ctx.step != OnboardingStep.DONE:
+        lines.append(f"Coach asked: {_QUESTION_OF_STEP.get(ctx.step, '')}")
+    elif ctx.options:
+        lines.append("Coach offered: " + "; ".join(f"{o['label']}: {o.get('summary', '')}" for o in ctx.options))
+    else:
+        lines.append("Coach asked: nothing pending.")
+    if ctx.plan:
+        lines.append("Plan: " + ", ".join(f"{s.start:%a %H:%M} ({s.minutes} min, {s.status})" for s in ctx.plan[:6]))
+    return "\n".join(lines)
+
+
+def propose(text: str, ctx: ReadContext, *, model: str | None = None) -> Proposal:
+    """One constrained call. A model error is a proposal with `error` set (the rules' reading stands)."""
+    slots = _SLOTS_AT_STEP.get(ctx.step, _SLOTS_DONE)
+    messages = [{"role": "system", "content": SYSTEM}]
+    for shown, answer in _EXAMPLES:
+        messages += [{"role": "user", "content": shown}, {"role": "assistant", "content": json.dumps(answer)}]
+    messages.append({"role": "user", "content": f"{_situation(ctx)}\nLearner: {text[:600]}"})
+    start = time.perf_counter()
+    try:
+        result = chat(messages, schema=_schema(slots, ctx), model=model or settings.BLOOM_READING_LLM or None,
+                      options={"max_tokens": 80, "temperature": 0.0, "seed": 7}, operation="chat")
+    except (LLMError, ValueError) as exc:
+        return Proposal(act="", quotes={}, ms=_ms(start), error=type(exc).__name__)
+    parsed = result.parsed if isinstance(result.parsed, dict) else {}
+    quotes = {k: str(v) for k, v in parsed.items()
+              if k != "act" and isinstance(v, str | int | float) and str(v).strip()}
+    return Proposal(act=str(parsed.get("act", "")), quotes=quotes, ms=_ms(start))
+
+
+def _ms(start: float) -> float:
+    return round((time.perf_counter() - start) * 1000, 1)

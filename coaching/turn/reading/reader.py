@@ -1,0 +1,52 @@
+"""One reading per message: the rules read it; where they cannot settle it, a model proposes (it can
+only point at the learner's words) and code settles the proposal. The turn calls `read` once and
+passes the Reading down; nothing after it parses the message again.
+
+Modes (for `manage.py evaluate_reading`, which measures them side by side): "rules" (the rules
+alone), "model" (the model's settled proposal for every message) and "combined" (the default)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+from coaching.turn.reading.proposer import propose
+from coaching.turn.reading.rules import read_by_rules
+from coaching.turn.reading.settle import settle
+from coaching.turn.reading.types import ANSWER, CHANGE, OTHER, QUESTION, SMALL_TALK, ReadContext, Reading
+
+COMBINED, RULES, MODEL = "combined", "rules", "model"
+# Acts whose reading is complete without values; any other act the model names with no value it
+# could back with the learner's words leaves the rules' reading in place.
+_WITHOUT_VALUES = (QUESTION, SMALL_TALK, OTHER, "undo", "plan", "move", "cancel", "report")
+
+
+def read(text: str, ctx: ReadContext, *, mode: str = COMBINED, model: str | None = None) -> Reading:
+    start = time.perf_counter()
+    rules = read_by_rules(text, ctx)
+    if mode == RULES or (mode == COMBINED and rules.settled):
+        return rules
+    proposal = propose(text, ctx, model=model)
+    if proposal.error:
+        return replace(rules, rejected=(f"model: {proposal.error}",), model_ms=proposal.ms)
+    proposed = settle(proposal, text, ctx)
+    if mode == MODEL:
+        return proposed
+    return _combine(rules, proposed, elapsed_ms=round((time.perf_counter() - start) * 1000, 1))
+
+
+def _combine(rules: Reading, proposed: Reading, *, elapsed_ms: float) -> Reading:
+    """The settled proposal where it carries what the act needs; else the rules' reading, unsettled
+    (the specialist then asks instead of writing)."""
+    needs_values = proposed.act in (ANSWER, CHANGE)
+    usable = proposed.values if not needs_values else {k: v for k, v in proposed.values.items()
+                                                       if k not in ("lang", "concern", "about")}
+    if proposed.act in _WITHOUT_VALUES or usable:
+        values = {**{k: v for k, v in rules.values.items() if k in ("concern", "about")}, **proposed.values}
+        # The rules' values of the same act are kept where the model quoted nothing for them.
+        if proposed.act == rules.act:
+            values = {**rules.values, **proposed.values}
+        return replace(proposed, values=values, source="rules+model", settled=True,
+                       cue=f"{proposed.cue}; rules: {rules.cue}", model_ms=proposed.model_ms)
+    return replace(rules, settled=False, rejected=proposed.rejected, model_ms=proposed.model_ms,
+                   cue=f"{rules.cue}; model proposed {proposed.act} without usable values")

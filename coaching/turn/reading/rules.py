@@ -1,0 +1,357 @@
+"""The rules' reading of a message: fast and exact where the words are ones the rules know (a bare
+number at the hours question, "option B", "undo", "did my session yesterday"), and `settled=False`
+where they are not, so the reader asks the model for a proposal (coaching.turn.reading.reader).
+
+Every value carries the learner's words it came from. Pure: no database, no model."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+from coaching import onboarding
+from coaching.models import OnboardingStep
+from coaching.onboarding.answers import CORRECTION, goal_correction, is_bare_question, time_correction
+from coaching.onboarding.small_talk import is_small_talk
+from coaching.onboarding.values import HOURS_WITH_UNIT, map_category, parse_hours, session_minutes
+from coaching.turn.reading import intent as intents
+from coaching.turn.reading.plan_request import PlanRequest, read_plan_request, with_earlier
+from coaching.turn.reading.types import (
+    ANSWER,
+    CANCEL,
+    CHANGE,
+    MOVE,
+    OTHER,
+    PLAN,
+    QUESTION,
+    REPORT,
+    SMALL_TALK,
+    UNDO,
+    ReadContext,
+    Reading,
+    SessionRef,
+    Value,
+)
+from coaching.turn.reading.vocabulary import DAY_CODES, normalise, says_no, says_yes, weekdays_named
+
+_GATE_FIELDS = {"primary_goal": "goal", "goal_category": "category", "weekly_hours": "weekly_hours",
+                "best_time": "time_of_day", "confidence": "confidence"}
+# Why the gate did not take an answer, as the act the message is instead.
+_REJECTED_ACT = {"greeting": SMALL_TALK, "filler": SMALL_TALK, "question": QUESTION, "about": QUESTION,
+                 "refusal": OTHER, "off_topic": OTHER}
+# Rejections the gate explains precisely (an area named without a goal, minutes per evening, a
+# number out of range): the rules' reading stands. Others may be words the rules do not know.
+_EXPLAINED = ("area_only", "per_occasion", "vague_goal", "done")
+
+# A request to plan or schedule that the intent rules do not name as such ("schedule a 30 minute
+# practice on Thursday", "can you set up sessions for next week").
+_PLAN_VERB = re.compile(r"\b(?:schedule|plan|book|set up|put in|add)\b")
+_CANCEL = re.compile(r"\b(?:cancel|call off|drop|delete|remove|scrap)\b")
+_SESSION_WORD = re.compile(r"\b(?:sessions?|practices?|lessons?|workouts?|runs?|classes|class|slots?|it|one)\b")
+_TARGET = re.compile(r"\b(?:to|until|till|into|for)\s+(.+)$")
+_RELATIVE_DAY = re.compile(r"\b(today|tonight|tomorrow|tmrw|tmr)(?:'s)?\b")
+# What a question is about, when code can answer it from the database.
+_ABOUT = (("calendar", re.compile(r"\b(?:calendar|calender|ical|ics|google cal|outlook|sync(?:ed)?)\b")),
+          ("plan", re.compile(r"\b(?:plan|planned|schedule|scheduled|sessions?|this week|next week|when is my|"
+                              r"what'?s (?:on|next))\b")),
+          ("progress", re.compile(r"\b(?:how am i doing|progress|how many (?:sessions )?(?:did|have) i)\b")))
+# Reflection and doubt: the learner looks back or says what stands in the way.
+_REFLECT = re.compile(r"\breflect|\bhow am i doing\b|\blooking back\b|\bwhat went well\b|\bweekly review\b")
+_CONCERN = re.compile(r"\bstruggl|\bstuck\b|\bgiv(?:e|ing) up\b|\bquit(?:ting)?\b|\bfrustrat|\bmotivat|"
+                      r"\bfailing\b|\bkeep failing\b|\bfall(?:ing)? behind\b|\boverwhelm|\bno time\b|\bexhausted\b|"
+                      r"\bdoubt|\bcan'?t (?:keep up|focus|do this)\b|\bhopeless\b|\bburn(?:ed|t)? out\b")
+# English's most common function words: a message of several words with none of them is most
+# likely in another language, which the rules cannot read.
+_ENGLISH = frozenset({"i", "you", "the", "a", "an", "to", "my", "me", "and", "is", "it", "of", "in", "for", "on",
+                      "do", "be", "can", "what", "how", "want", "with", "at", "this", "that", "am", "are", "so",
+                      "not", "no", "yes", "just", "like", "hi", "hey", "hello", "ok", "we", "week", "hours",
+                      "hour", "minutes", "day", "days", "time", "some", "maybe", "about", "please", "thanks"})
+
+
+def _v(value, span: str, earlier: int = 0) -> Value:
+    return Value(value=value, span=span.strip(), source="rules", earlier=earlier)
+
+
+def looks_foreign(text: str) -> bool:
+    words = re.findall(r"[a-zà-ÿ']+", text.lower())
+    return len(words) >= 3 and not (set(words) & _ENGLISH)
+
+
+def asks(text: str) -> bool:
+    """The message asks something: it ends with a question mark, or its last clause opens with a
+    question word ("…, maybe I should lower it, what do you think")."""
+    stripped = text.strip()
+    if stripped.endswith("?"):
+        return True
+    last = re.split(r"[,.;!]\s*|\s+(?:but|so|and)\s+", stripped)[-1]
+    return is_bare_question(last) and len(last.split()) >= 2
+
+
+def read_by_rules(text: str, ctx: ReadContext) -> Reading:
+    intent = intents.parse_intent(text)
+    if intent.kind == intents.UNDO and (ctx.undoable or ctx.step == OnboardingStep.DONE):
+        return Reading(UNDO, cue=intent.cue)
+    if ctx.options and (picked := _option_pick(text, ctx)) is not None:
+        return picked
+    if ctx.step != OnboardingStep.DONE:
+        return _onboarding(text, ctx, intent)
+    return _coaching(text, ctx, intent)
+
+
+# --- answers to pending options -------------------------------------------------------------------
+def _option_pick(text: str, ctx: ReadContext) -> Reading | None:
+    labels = [o["label"] for o in ctx.options]
+    norm = normalise(text)
+    short = len(norm.split()) <= 6
+    if short and says_no(text) and not intents.pick_choice(text, labels):
+        return Reading(ANSWER, {"option": _v("none", text)}, cue="declined the options")
+    days = [o.get("day", "") for o in ctx.options] if ctx.pending_kind in ("report", "move") else None
+    index = intents.pick_choice(text, labels, days)
+    if index is None:
+        return None
+    only_yes = says_yes(text) and not re.search(r"\boption\b|\b[a-e]\b|\b(?:first|second|third|last|1st|2nd|3rd)\b",
+                                                norm)
+    # "yes" picks an option only where the coach offered it so: one option, or the reschedule and
+    # report choices whose reply hint says "yes" means A. Two plan options and a bare "yes" is asked.
+    if only_yes and len(labels) > 1 and ctx.pending_kind == "plan":
+        return Reading(ANSWER, cue="yes to several options", settled=True)
+    if only_yes and not short:
+        return None  # "yes, but can we do mornings instead": more than a pick
+    return Reading(ANSWER, {"option": _v(labels[index], text)}, cue=f"picked option {labels[index]}")
+
+
+# --- onboarding -----------------------------------------------------------------------------------
+def _onboarding(text: str, ctx: ReadContext, intent) -> Reading:
+    answers = ctx.answers or onboarding.OnboardingAnswers(step=ctx.step)
+    if intent.kind in (intents.PLAN, intents.RESCHEDULE) or (_PLAN_VERB.search(normalise(text))
+                                                            and re.search(r"\bplan\b", normalise(text))):
+        # "skip the questions, just give me a plan": a request, not an answer (nor a goal).
+        return Reading(PLAN, _concern(text), cue=intent.cue or "asks for a plan")
+    outcome = onboarding.advance(answers, text, rejected_in_row=ctx.rejected_in_row)
+    if outcome.accepted:
+        values = {_GATE_FIELDS[k]: _v(_plain(v), _span_of(k, v, text)) for k, v in outcome.updates.items()
+                  if k in _GATE_FIELDS}
+        act = CHANGE if outcome.corrected else ANSWER
+        goal = outcome.updates.get("primary_goal")
+        if goal and asks(text) and not outcome.corrected:
+            # "I keep failing at Japanese, what should I do": a question, not the goal "…, what should I do".
+            return Reading(QUESTION, _concern(text), cue="question with a goal in it")
+        # A goal of a word or two that names nothing the rules know ("banana", "whatever man") is
+        # checked with the model before it is stored; so is a message in another language.
+        settled = not (goal and len(goal.split()) <= 2 and not _named_goal(goal)) and not looks_foreign(text)
+        return Reading(act, {**values, **_days_said(text, ctx), **_concern(text)}, cue=f"{outcome.step}: accepted",
+                       settled=settled, gate=outcome)
+    kind = outcome.kind or outcome.error
+    act = _REJECTED_ACT.get(kind)
+    if act is None and asks(text):
+        act = QUESTION
+    settled = (act is not None or kind in _EXPLAINED) and not looks_foreign(text)
+    return Reading(act or ANSWER, {**_days_said(text, ctx), **_concern(text)},
+                   cue=f"{outcome.step}: not an answer ({kind})", settled=settled, gate=outcome)
+
+
+def _days_said(text: str, ctx: ReadContext) -> dict[str, Value]:
+    """Days said during onboarding ("weekends only, I work late on weekdays"): no profile field, but
+    kept for the plan and said back."""
+    if ctx.step == OnboardingStep.GOAL:
+        return {}
+    days = read_plan_request(text).days
+    return {"days": _v(tuple(DAY_CODES[d] for d in sorted(days)), text)} if days is not None else {}
+
+
+def _plain(value):
+    from decimal import Decimal
+
+    return float(value) if isinstance(value, Decimal) else value
+
+
+def _span_of(field: str, value, text: str) -> str:
+    if field == "primary_goal":
+        return str(value)
+    return text
+
+
+_GOAL_WORDS = re.compile(
+    r"(?i)\b(?:learn|lern|get better|improve|practi[cs]e|study|pass|prepare|become|start|master|train|be able|"
+    r"finish|build|read|write|run|swim|play|speak|draw|paint|cook|lose|get into|pick up|brush up|make|bake|"
+    r"sing|dance|code|knit|grow|understand|memori[sz]e|climb|lift|teach|fix|publish|launch|get (?:fit|in shape))")
+
+
+def _named_goal(goal: str) -> bool:
+    """A goal the rules can stand behind: it names an action of learning or doing, or something
+    an area's keywords know ("Spanish", "pottery"). Anything else ("hii", "whatever man") is a
+    guess the reader checks with the model before it is stored."""
+    return bool(_GOAL_WORDS.search(goal) or map_category(goal))
+
+
+def _concern(text: str) -> dict[str, Value]:
+    match = _CONCERN.search(normalise(text))
+    return {"concern": _v(True, match.group(0))} if match else {}
+
+
+# --- after onboarding -----------------------------------------------------------------------------
+def _coaching(text: str, ctx: ReadContext, intent) -> Reading:
+    norm = normalise(text)
+    concern = _concern(text)
+    if ctx.pending_kind == "move" and len(ctx.options) == 1 and not asks(text):
+        # The coach asked to when a session should move: "saturday morning" is the answer.
+        moved = _move(f"move it to {text}", ctx, intent)
+        if moved.values:
+            values = {**moved.values, "session": _v(str(ctx.options[0]["session_id"]), text)}
+            return Reading(MOVE, values, cue="says to when, after the coach asked")
+    if goal := goal_correction(text):
+        return Reading(CHANGE, {"goal": _v(goal, goal), **_category_of(goal)}, cue="changes the goal")
+    if intent.kind not in (intents.REPORT, intents.RESCHEDULE, intents.QUESTION) and (when := time_correction(text)):
+        return Reading(CHANGE, {"time_of_day": _v(when, text)}, cue=f"changes the best time to {when}")
+    if (hours := _hours_change(text, intent)) is not None:
+        return Reading(CHANGE, {"weekly_hours": _v(hours, text)}, cue="changes the weekly hours")
+    if intent.kind == intents.RESCHEDULE:
+        return _move(text, ctx, intent)
+    if _CANCEL.search(norm) and _SESSION_WORD.search(norm) and not asks(text):
+        session = _session_named(norm, ctx)
+        return Reading(CANCEL, {"session": session} if session else {}, cue="asks to cancel a session")
+    said = plan_values(text, ctx) if ctx.pending_kind == "plan" else {}
+    if said and not asks(text) and intent.kind != intents.REPORT and any(not v.earlier for v in said.values()):
+        # After plan options, "only Tuesdays and Saturdays at 14:00" says when: a new request.
+        return Reading(PLAN, said, cue="says when, after the plan options")
+    if intent.kind == intents.PLAN or (not asks(text) and _PLAN_VERB.search(norm) and intent.kind != intents.REPORT):
+        return Reading(PLAN, {**plan_values(text, ctx), **concern}, cue=intent.cue or "asks to schedule")
+    if intent.kind == intents.REPORT:
+        return _report(text, ctx, intent)
+    if asks(text):
+        about = next((name for name, pattern in _ABOUT if pattern.search(norm)), "other")
+        match = next((m for _, p in _ABOUT if (m := p.search(norm))), None)
+        values = {"about": _v(about, match.group(0) if match else text), **concern}
+        return Reading(QUESTION, values, cue=f"question about {about}")
+    if is_small_talk(text):
+        return Reading(SMALL_TALK, cue="small talk")
+    if match := _REFLECT.search(norm):
+        return Reading(OTHER, {"about": _v("reflection", match.group(0)), **concern}, cue="looks back")
+    # The general coach answers what no rule names; only words the rules cannot read at all (another
+    # language) are worth a proposal.
+    return Reading(OTHER, concern, cue="no rule matched", settled=not looks_foreign(text))
+
+
+def _category_of(goal: str) -> dict[str, Value]:
+    category = map_category(goal)
+    return {"category": _v(category, goal)} if category else {}
+
+
+def _hours_change(text: str, intent) -> float | None:
+    """'I can only do 2 hours a week now', 'actually make it 4 hours a week': a new weekly total
+    stated with its unit, not a report of time spent."""
+    if intent.kind in (intents.REPORT, intents.QUESTION) or not HOURS_WITH_UNIT.search(text):
+        return None
+    if not (CORRECTION.match(text) or re.search(r"\b(?:now|anymore|any more|from now on|instead|only|change|lower|"
+                                                r"reduce|increase|bump|up to|down to)\b", normalise(text))):
+        return None
+    hours = parse_hours(text)
+    return float(hours) if hours is not None else None
+
+
+def plan_values(text: str, ctx: ReadContext) -> dict[str, Value]:
+    """Days, a time of day or an hour, a taken time and a sitting's length, from the request and,
+    where it names none, from the learner's earlier messages (said at onboarding, say)."""
+    request = read_plan_request(text)
+    if request.session_minutes is None and (minutes := _sitting(text)):
+        request = PlanRequest(**{**request.__dict__, "session_minutes": minutes})
+    merged = with_earlier(request, list(ctx.earlier))
+    values: dict[str, Value] = {}
+
+    def earlier_of(attr: str) -> int:
+        if getattr(request, attr) == getattr(merged, attr):
+            return 0
+        return next((i + 1 for i, t in enumerate(ctx.earlier) if getattr(read_plan_request(t), attr) is not None), 1)
+
+    if merged.days is not None:
+        values["days"] = _v(tuple(DAY_CODES[d] for d in sorted(merged.days)), text, earlier_of("days"))
+    if merged.hour is not None:
+        values["time"] = _v(f"{merged.hour:02d}:00", text)
+    if merged.best_time:
+        values["time_of_day"] = _v(merged.best_time, text)
+    if merged.busy_time:
+        values["busy_time"] = _v(merged.busy_time, text, earlier_of("busy_time"))
+    if merged.session_minutes:
+        values["session_minutes"] = _v(merged.session_minutes, text, earlier_of("session_minutes"))
+    if merged.unplaced:
+        values["unplaced"] = _v(merged.unplaced, merged.unplaced)
+    return values
+
+
+_ONE_SITTING = re.compile(r"\b(\d{1,3})\s*-?\s*(?:min|mins|minutes?)\b(?:\s+(?:long\s+)?)?(?:\w+\s+)?"
+                          r"(?:session|practice|lesson|workout|run|block|sitting|slot)\b"
+                          r"|\b(?:an?|one)\s+(hour)(?:-long)?\s+(?:session|practice|lesson|workout|block|slot)\b")
+
+
+def _sitting(text: str) -> int | None:
+    """A sitting's length named with the sitting ("a 30 minute practice", "an hour session")."""
+    if minutes := session_minutes(text):
+        return minutes
+    match = _ONE_SITTING.search(normalise(text))
+    if not match:
+        return None
+    minutes = 60 if match.group(2) else int(match.group(1))
+    return minutes if 5 <= minutes <= 180 else None
+
+
+def _move(text: str, ctx: ReadContext, intent) -> Reading:
+    """A request to move a session: which one (the source) and where to (the target)."""
+    norm = normalise(text)
+    target = _TARGET.search(norm)
+    source_part, target_part = (norm[:target.start()], target.group(1)) if target else (norm, "")
+    values: dict[str, Value] = {}
+    if session := _session_named(source_part, ctx):
+        values["session"] = session
+    days = _days_in(target_part, ctx) if target_part else ()
+    if not target_part:
+        named = _days_in(norm, ctx)
+        # one day named and no session on it: that day is where to, not which
+        if (named and not any(s.day == named[-1] for s in ctx.plan) and "session" in values) or len(named) > 1:
+            days = named[-1:]
+    if days:
+        values["days"] = _v(days, target_part or text)
+    if target_part:
+        request = read_plan_request(target_part)
+        if request.hour is not None:
+            values["time"] = _v(f"{request.hour:02d}:00", target_part)
+        elif request.best_time:
+            values["time_of_day"] = _v(request.best_time, target_part)
+    return Reading(MOVE, values, cue=intent.cue or "asks to move a session")
+
+
+def _days_in(text: str, ctx: ReadContext) -> tuple[str, ...]:
+    days = [DAY_CODES[i] for i, _ in weekdays_named(text)]
+    if ctx.today is not None:
+        for match in _RELATIVE_DAY.finditer(text):
+            offset = 1 if match.group(1).startswith("t") and match.group(1) not in ("today", "tonight") else 0
+            days.append(DAY_CODES[(ctx.today + timedelta(days=offset)).weekday()])
+    return tuple(dict.fromkeys(days))
+
+
+def _session_named(text: str, ctx: ReadContext) -> Value | None:
+    """The one planned session the words name (by its day, "tonight's", "tomorrow's"), or the only
+    planned session when the words name none. None when none or several fit: the coach asks."""
+    planned = [s for s in ctx.plan if s.status == "planned"]
+    days = _days_in(text, ctx)
+    fits = [s for s in planned if s.day in days] if days else (planned if len(planned) == 1 else [])
+    return _v(fits[0].ref, text) if len(fits) == 1 else None
+
+
+def _report(text: str, ctx: ReadContext, intent) -> Reading:
+    values: dict[str, Value] = {"outcome": _v(intent.outcome, intent.cue)}
+    if ctx.today is not None and ctx.plan:
+        reportable = sorted((s for s in ctx.plan if s.past and s.status in ("planned", "missed")),
+                            key=lambda s: s.start, reverse=True)
+        tz = reportable[0].start.tzinfo if reportable else None
+        targets, ambiguous = intents.report_targets(intent, reportable, tz=tz, today=ctx.today)
+        if len(targets) == 1 and not ambiguous:
+            values["session"] = _v(targets[0].ref, intent.cue)
+        elif len(targets) > 1 and not ambiguous:  # "did both"
+            values["sessions"] = _v(tuple(t.ref for t in targets), intent.cue)
+    return Reading(REPORT, {**values, **_concern(text)}, cue=f"reports a {intent.outcome} session ({intent.cue!r})")
+
+
+def session_refs(sessions, *, tz, now) -> tuple[SessionRef, ...]:
+    """The plan as readers see it (the turn builds the context with this)."""
+    return tuple(SessionRef(ref=str(s.pk), start=s.planned_start.astimezone(tz), minutes=s.duration_minutes,
+                            status=s.status, past=s.planned_start <= now) for s in sessions)

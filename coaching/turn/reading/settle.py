@@ -1,0 +1,145 @@
+"""Code settles a model's proposal: a quote counts only if it is the learner's words (in this message
+or an earlier one), each value is parsed from the quote by the same code that reads the rules'
+values, and is checked (range, type, not a greeting or a request as a goal). What fails is
+dropped and said in `Reading.rejected`; the act is kept only where the context allows it.
+Pure: no database, no model."""
+
+from __future__ import annotations
+
+import re
+
+from coaching.models import OnboardingStep
+from coaching.onboarding.answers import is_bare_question
+from coaching.onboarding.small_talk import is_small_talk
+from coaching.onboarding.values import map_category, parse_best_time, parse_confidence, parse_hours
+from coaching.turn.reading import intent as intents
+from coaching.turn.reading.rules import _days_in, _session_named, _sitting, asks
+from coaching.turn.reading.types import (
+    ACTS,
+    ANSWER,
+    CHANGE,
+    OTHER,
+    UNDO,
+    Proposal,
+    ReadContext,
+    Reading,
+    Value,
+)
+from coaching.turn.reading.vocabulary import normalise
+
+_CLOCK = re.compile(r"\b(\d{1,2})(?:[:h.](\d{2}))?\s*(am|pm|h\b)?")
+
+
+def locate(quote: str, text: str, earlier: tuple[str, ...] = ()) -> tuple[str, int] | None:
+    """(the learner's own words for `quote`, which message: 0 this one, n the n-th earlier), or None
+    when the quote is not there. Case, spacing and surrounding punctuation may differ."""
+    wanted = normalise(quote).strip(" \"'“”.,!?")
+    if len(wanted) < 1:
+        return None
+    for index, source in enumerate((text, *earlier)):
+        found = source.lower().replace("’", "'").find(wanted)
+        if found < 0:
+            squeezed = re.sub(r"\s+", " ", source.lower().replace("’", "'"))
+            found = squeezed.find(wanted)
+            if found >= 0:
+                return squeezed[found:found + len(wanted)], index
+            continue
+        return source[found:found + len(wanted)], index
+    return None
+
+
+def _goal(span: str, why: list[str]) -> str | None:
+    words = re.findall(r"[^\W\d_]{2,}", span)
+    if is_small_talk(span):
+        why.append("goal: small talk")
+    elif not words:
+        why.append("goal: no words")
+    elif intents.parse_intent(span).kind in (intents.PLAN, intents.RESCHEDULE, intents.UNDO) or is_bare_question(span):
+        why.append("goal: a request or a question")
+    elif len(span) > 300:
+        why.append("goal: too long")
+    else:
+        return span.strip(" ,.!?")
+    return None
+
+
+def _clock(span: str) -> str | None:
+    match = _CLOCK.search(span.lower())
+    if not match or not (match.group(2) or match.group(3)):
+        return None
+    hour = int(match.group(1))
+    if match.group(3) == "pm" and hour < 12:
+        hour += 12
+    if match.group(3) == "am" and hour == 12:
+        hour = 0
+    return f"{hour:02d}:{match.group(2) or '00'}" if hour < 24 else None
+
+
+def settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
+    why: list[str] = []
+    act = proposal.act if proposal.act in ACTS else OTHER
+    if act == ANSWER and ctx.step == OnboardingStep.DONE and not ctx.options:
+        act = OTHER  # nothing was asked: an "answer" answers nothing
+    if act == UNDO and not ctx.undoable:
+        act = OTHER
+    values: dict[str, Value] = {}
+
+    def put(slot: str, value, span: str, where: int) -> None:
+        values[slot] = Value(value=value, span=span, source="model", earlier=where)
+
+    for slot, quote in proposal.quotes.items():
+        if slot in ("lang",):
+            if re.fullmatch(r"[a-z]{2}", quote.strip().lower()):
+                put("lang", quote.strip().lower(), "", 0)
+            continue
+        if slot in ("option", "outcome", "category"):
+            continue  # enums: settled below against the context
+        found = locate(quote, text, ctx.earlier)
+        if found is None:
+            why.append(f"{slot}: not the learner's words ({quote[:40]!r})")
+            continue
+        span, where = found
+        if slot == "goal" and act in (ANSWER, CHANGE):
+            if goal := _goal(span, why):
+                put("goal", goal, span, where)
+                if category := map_category(goal):
+                    put("category", category, span, where)
+        elif slot == "hours":
+            hours = parse_hours(span)
+            if hours is None:
+                why.append(f"hours: code cannot read a weekly amount from {span!r}")
+            else:
+                put("weekly_hours", float(hours), span, where)
+        elif slot == "minutes":
+            if minutes := _sitting(span):
+                put("session_minutes", minutes, span, where)
+        elif slot == "time_of_day":
+            if when := parse_best_time(span):
+                put("time_of_day", when, span, where)
+        elif slot == "confidence":
+            confidence = parse_confidence(span)
+            if confidence is None:
+                why.append(f"confidence: not a number from 1 to 10 in {span!r}")
+            else:
+                put("confidence", confidence, span, where)
+        elif slot == "session":
+            if (ref := _session_named(span, ctx)) is not None:
+                put("session", ref.value, span, where)
+        elif slot == "target":
+            if days := _days_in(span, ctx):
+                put("days", days, span, where)
+            if clock := _clock(span):
+                put("time", clock, span, where)
+            elif when := parse_best_time(span):
+                put("time_of_day", when, span, where)
+    labels = [o["label"] for o in ctx.options]
+    if (option := proposal.quotes.get("option")) and (option in labels or option == "none") and act == ANSWER:
+        put("option", option, text, 0)
+    if (outcome := proposal.quotes.get("outcome")) in ("completed", "skipped") and act == "report":
+        put("outcome", outcome, text, 0)
+    if (category := proposal.quotes.get("category")) and ctx.step == OnboardingStep.CATEGORY and act == ANSWER:
+        put("category", category, text, 0)
+    if act == ANSWER and asks(text) and not values:
+        act = "question"
+    return Reading(act, values, source="model", cue=f"model proposed {proposal.act or 'nothing'}",
+                   settled=not proposal.error, rejected=tuple(why), model_ms=proposal.ms)

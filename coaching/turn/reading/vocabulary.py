@@ -1,0 +1,90 @@
+"""The words every reader shares, one copy each: normalising a message, numbers written as words,
+yes and no, ordinals, weekdays and counts. Readers import these; none keeps a list of its own.
+
+Pure data and small functions: no database, no model."""
+
+from __future__ import annotations
+
+import re
+
+# --- normalising ------------------------------------------------------------------------------
+
+
+def normalise(text: str) -> str:
+    """Lower case, typographic apostrophes made plain, trailing punctuation and repeated spaces
+    removed. Inner punctuation stays: "2.5", "7/10" and "6:30" keep their meaning."""
+    text = text.strip().lower().replace("’", "'")
+    text = re.sub(r"[!.,;:]+$", "", text)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+_EMOJI = re.compile(r"[\U0001F300-\U0001FAFF\u2600-\u27BF]")
+
+
+def bare_words(text: str) -> str:
+    """The words of `text` only: punctuation and emoji become spaces (for matching whole phrases
+    such as a greeting, whatever marks surround it)."""
+    text = text.strip().lower().replace("’", "'")
+    text = re.sub(r"[!.,;:?~)(*]+", " ", text)
+    text = _EMOJI.sub(" ", text)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+# --- numbers ----------------------------------------------------------------------------------
+NUMBER_WORDS: dict[str, float] = {
+    "zero": 0, "half": 0.5, "one": 1, "a couple": 2, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14,
+    "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20,
+    "thirty": 30, "forty": 40, "forty-five": 45, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
+    "ninety": 90,
+}
+# How many times: "twice a week", "three sessions".
+COUNT_WORDS: dict[str, int] = {"once": 1, "twice": 2, "thrice": 3, "both": 2,
+                               **{w: int(n) for w, n in NUMBER_WORDS.items() if 1 <= n <= 7 and n == int(n)}}
+ORDINALS: dict[str, int] = {"first": 0, "1st": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2, "last": -1}
+
+# --- yes and no -------------------------------------------------------------------------------
+YES_WORDS = ("yes", "yeah", "yep", "yup", "sure", "ok", "okay", "sounds good", "let's do it", "lets do it",
+             "let's do that", "go for it", "perfect", "great", "please", "do it", "fine", "deal", "works for me")
+NO_WORDS = ("no", "nope", "nah", "neither", "no thanks", "not really", "none", "none of them", "don't", "dont")
+_YES_START = re.compile(r"^\s*(?:" + "|".join(re.escape(w) for w in YES_WORDS) + r")\b")
+_NO_START = re.compile(r"^\s*(?:" + "|".join(re.escape(w) for w in NO_WORDS) + r")\b")
+
+
+def says_yes(text: str) -> bool:
+    """The message opens by agreeing ("yes please", "ok let's do it", "sure!")."""
+    return bool(_YES_START.search(normalise(text))) and not says_no(text)
+
+
+def says_no(text: str) -> bool:
+    """The message opens by declining ("no thanks", "neither", "nah")."""
+    return bool(_NO_START.search(normalise(text)))
+
+
+# --- days -------------------------------------------------------------------------------------
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+DAY_CODES = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+# A weekday as written: full names with an optional plural or possessive, and the usual short forms
+# ("thurs", "tues"); "sat" and "wed" alone are words too ("I sat down"), so short forms need a dot,
+# a possessive or a capital in the learner's text to count (read_weekday).
+_WEEKDAY = re.compile(r"\b(mon|tue|tues|wed|wednes|thu|thur|thurs|fri|sat|satur|sun)(day)?(s|'s)?\b")
+
+
+def weekday_index(word: str) -> int | None:
+    """0 = Monday for a weekday's name or short form ("thurs", "Saturday's"), else None."""
+    match = _WEEKDAY.fullmatch(word.lower().strip(" .,!?"))
+    if not match:
+        return None
+    return DAY_CODES.index(match.group(1)[:3])
+
+
+def weekdays_named(text: str) -> list[tuple[int, re.Match[str]]]:
+    """Each weekday the text names, in order, with its match. A short form counts only when it
+    is not an English word on its own ("sat", "wed", "sun" need "day" or a dot after them)."""
+    found = []
+    for match in _WEEKDAY.finditer(text.lower()):
+        short = match.group(1)
+        if match.group(2) is None and short in ("sat", "wed", "sun") and text[match.end():match.end() + 1] != ".":
+            continue
+        found.append((DAY_CODES.index(short[:3]), match))
+    return found
