@@ -274,6 +274,8 @@ def apply_values(answers: OnboardingAnswers, values: dict, *, corrected: bool = 
         elif field_name == "confidence" and not 1 <= int(value) <= 10:
             continue
         updates[field_name] = value
+    if "best_time" not in updates and values.get("time") and (when := parse_best_time(str(values["time"]))):
+        updates["best_time"] = when  # a clock time said: its time of day
     category = map_category(updates["primary_goal"]) if "primary_goal" in updates else None
     if category and "goal_category" not in updates:
         updates["goal_category"] = category

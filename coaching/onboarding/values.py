@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from coaching.models import BestTime, GoalCategory
-from coaching.turn.reading.vocabulary import COUNT_WORDS, NUMBER_WORDS, normalise
+from coaching.turn.reading.vocabulary import NUMBER_WORDS, normalise
 
 # Keyword rules for the fixed category list. Order matters: first match wins. Word-boundary
 # prefixes, so "swimming" matches "swim" but "careful" does not match "career".
@@ -195,93 +195,181 @@ def parse_category_answer(text: str) -> str | None:
 # "2 hours a day" as 2 (a trial of 2026-12-04). A count ("3 times a week", "twice a week", "four
 # evenings a week") or a day ("a day", "daily", "on weekdays") makes the weekly total; an amount per
 # evening, session or time with no count is not a weekly total, and is asked again, not guessed.
-_OCCASIONS = r"evenings?|mornings?|nights?|afternoons?|sessions?|lessons?|days?|times?|x"
-_TIMES_A_WEEK = re.compile(rf"\b(\d+|{'|'.join(COUNT_WORDS)})\s*(?:(?:{_OCCASIONS})\s*)?"
-                           r"(?:a|per|each|every|/)\s*week\b")
+# --- amounts of time and how often ----------------------------------------------------------------
+# A grammar of amounts ("2h30", "an hour or two", "1-2 hrs", "between 5 and 8 hours", "ninety
+# minutes", "an hour and a half", "quarter of an hour") and of rates ("a day", "every other day",
+# "3x a week", "2 or 3 evenings a week", "mon wed fri", "on weekends", "2 sessions of an hour").
+# Units are read in the languages learners wrote in most (the number itself is code's to read).
+_WORD_NUM = "|".join(sorted((re.escape(w) for w in NUMBER_WORDS if " " not in w), key=len, reverse=True))
+_NUM = rf"\d+(?:[.,]\d+)?|{_WORD_NUM}"
+_H_UNIT = r"hours?|hrs?|h|horas?|heures?|stunden?|std|ore|ora|uur|godzin[ay]?"
+_M_UNIT = r"minutes?|mins?|minutos?|minuti|minuten|minuty|m"
+_UNIT = rf"(?:{_H_UNIT}|{_M_UNIT})"
+_AMOUNT_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("hm", re.compile(r"\b(\d{1,2})\s*h\s*(\d{2})\b")),
+    ("range", re.compile(rf"\b(?:between\s+({_NUM})\s+and|({_NUM})\s*(?:-|–|to|or|ou|o|à|a|bis|tot))\s*({_NUM})"
+                         rf"\s*({_UNIT})\b")),
+    ("unit_or_n", re.compile(r"\b(?:an?|one)\s+(hour|minute)s?\s+or\s+(two|2|three|3)\b")),
+    ("and_half", re.compile(rf"\b(?:(an?|one)\s+(hour)\s+and\s+a\s+half|({_NUM})\s+and\s+a\s+half"
+                            rf"(?:\s+({_UNIT}))?)\b")),
+    ("half", re.compile(r"\b(?:half an?|1/2 an?)\s*(?:hour|hr|h)\b")),
+    ("quarter", re.compile(r"\b(?:a\s+)?quarter\s+(?:of\s+an\s+)?hour\b")),
+    ("couple", re.compile(r"\ba\s+couple\s+(?:of\s+)?(hours?|minutes?)\b")),
+    ("an_hour", re.compile(r"\b(?:an?|one)\s+hour\b")),
+    ("unit", re.compile(rf"\b({_NUM})\s*-?\s*({_UNIT})\b")),
+    ("range_bare", re.compile(rf"\b({_NUM})\s*(?:-|–|to|or|ou|o)\s*({_NUM})\b")),
+    ("bare", re.compile(rf"\b({_NUM})\b")),
+)
+
+
+def _num(word: str) -> float:
+    word = word.strip().lower()
+    return float(word.replace(",", ".")) if word[0].isdigit() else float(NUMBER_WORDS[word])
+
+
+def _in_hours(value: float, unit: str | None) -> float:
+    return value / 60.0 if unit and re.fullmatch(_M_UNIT, unit) else value
+
+
+@dataclass(frozen=True)
+class _Amount:
+    hours: float
+    said: str
+    with_unit: bool
+    start: int
+    end: int
+
+
+def _amounts(norm: str) -> list[_Amount]:
+    """Every amount of time in `norm`, left to right; the first pattern that reads a stretch wins."""
+    found: list[_Amount] = []
+    taken = [False] * len(norm)
+    for kind, pattern in _AMOUNT_PATTERNS:
+        for m in pattern.finditer(norm):
+            if any(taken[m.start():m.end()]):
+                continue
+            g = m.groups()
+            if kind == "hm":
+                hours, unit = int(g[0]) + int(g[1]) / 60.0, True
+            elif kind == "range":
+                low = _num(g[0] or g[1])
+                hours, unit = _in_hours((low + _num(g[2])) / 2, g[3]), True
+            elif kind == "unit_or_n":
+                hours, unit = _in_hours((1 + _num(g[1])) / 2, "min" if g[0] == "minute" else "h"), True
+            elif kind == "and_half":
+                hours, unit = ((1.5, True) if g[0] else (_in_hours(_num(g[2]) + 0.5, g[3]), bool(g[3])))
+            elif kind in ("half", "quarter", "an_hour"):
+                hours, unit = {"half": 0.5, "quarter": 0.25, "an_hour": 1.0}[kind], True
+            elif kind == "couple":
+                hours, unit = _in_hours(2, "min" if g[0].startswith("min") else "h"), True
+            elif kind == "unit":
+                if g[1] == "m" and not g[0][0].isdigit():
+                    continue
+                hours, unit = _in_hours(_num(g[0]), g[1]), True
+            elif kind == "range_bare":
+                hours, unit = (_num(g[0]) + _num(g[1])) / 2, False
+            else:
+                hours, unit = _num(g[0]), False
+            found.append(_Amount(hours, m.group(0), unit, m.start(), m.end()))
+            for i in range(m.start(), m.end()):
+                taken[i] = True
+    return sorted(found, key=lambda a: a.start)
+
+
+_COUNT_NUM = rf"{_NUM}|once|twice|thrice"
+_OCCASION_WORDS = r"x|times?|sessions?|days?|evenings?|mornings?|nights?|afternoons?|lessons?|sittings?"
+_TIMES_A_WEEK = re.compile(rf"\b({_COUNT_NUM})(?:\s*(?:-|to|or|ou)\s*({_NUM}))?\s*(?:(?:{_OCCASION_WORDS})\s*)?"
+                           r"(?:a|per|each|every|/|in the|in a)\s*week\b")
+_N_SESSIONS_OF = re.compile(rf"\b({_NUM})\s*(?:sessions?|lessons?|blocks?|slots?|x)\s+(?:of|at)\b")
 _PER_WEEK = re.compile(r"\b(?:a|per|each|every|/)\s*week\b|\bweekly\b|\bin total\b|\bin all\b|\ball together\b|"
-                       r"\baltogether\b")
-_PER_DAY = re.compile(r"\b(?:a|per|each|every|/)\s*day\b|\bdaily\b")
+                       r"\baltogether\b|\bpor semana\b|\bpar semaine\b|\bpro woche\b|\bin der woche\b|"
+                       r"\b(?:a|alla|per) settimana\b|\bper week\b|\bin de week\b|\bw tygodniu\b|\ba la semana\b|"
+                       r"\bsemanais\b|\bsemanales\b")
+_PER_DAY = re.compile(r"\b(?:a|per|each|every|/)\s*day\b|\bdaily\b|\beveryday\b|\bpor d[ií]a\b|\bal d[ií]a\b|"
+                      r"\bpar jour\b|\bpro tag\b|\bam tag\b|\bal giorno\b|\bper dag\b|\bdziennie\b")
+_EXCEPT_ONE = re.compile(r"\b(?:except|but not|apart from|besides)\s+(?:on\s+)?(?:monday|tuesday|wednesday|thursday|"
+                         r"friday|saturday|sunday)s?\b|\bexcept (?:one|1) day\b")
 _PER_WEEKDAY = re.compile(r"\b(?:a|per|each|every|on)\s*weekdays?\b|\bweekdays\b")
+_ON_WEEKENDS = re.compile(r"\b(?:on|at|over)?\s*(?:the\s+)?weekends?\b|\bweekend days\b|"
+                          r"\bsat(?:urday)?s? and sun(?:day)?s?\b")
+# A rate in days: "every other day", "every second day", "every 3 days" (times a week = 7 / n).
+_EVERY_N_DAYS = re.compile(r"\bevery (?:(other|second|third)|(\d) days?)\b(?! week)")
+_NTH = {"other": 2, "second": 2, "third": 3}
 # Per occasion, said as such ("each evening", "at a time"), or only by a plural ("evenings …, 30 minutes").
 _EACH_OCCASION = re.compile(r"\b(?:a|per|each|every)\s+(evening|morning|night|afternoon|session|time|lesson|sitting)\b|"
                             r"\bat a time\b")
 _PER_OCCASION = re.compile(rf"{_EACH_OCCASION.pattern}|\b(evenings|mornings|nights|afternoons)\b")
-_HOURS_AMOUNT = re.compile(r"(\d+(?:\.\d+)?)\s*(?:hours?|hrs?|h)\b")
-_MINUTES_AMOUNT = re.compile(r"(\d+(?:\.\d+)?)\s*-?\s*(?:min|mins|minutes?)\b")  # "30-minute sessions" too
-_AN_HOUR = re.compile(r"\b(half an|half a|an|one)\s+hour\b")
+_DAY_NAME = re.compile(r"\b(mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:day|nesday|sday|rsday|urday)?s?\b")
 
 
-_RANGE = re.compile(r"(\d+(?:\.\d+)?)\s*(?:-|to|or)\s*(\d+(?:\.\d+)?)\s*(hours?|hrs?|h|min|mins|minutes)\b")
-# A rate in days: "every other day", "every second day", "every 3 days" (times a week = 7 / n).
-_EVERY_N_DAYS = re.compile(r"\bevery (?:(other|second|third)|(\d) days?)\b(?! week)")
-_NTH = {"other": 2, "second": 2, "third": 3}
-
-
-def _amount(norm: str, *, skip: str = "") -> tuple[float | None, str, bool]:
-    """(hours, the words that said it, whether a unit was said) of one amount of time in `norm`
-    (`skip`: a count's number, "3" of "3 times a week"). A range ("1-2 hrs") is its midpoint: the
-    learner said both ends are likely, and the question asks for one number."""
-    if match := _RANGE.search(norm):
-        middle = (float(match.group(1)) + float(match.group(2))) / 2
-        return (middle / 60.0 if match.group(3).startswith("m") else middle), match.group(0), True
-    if match := _MINUTES_AMOUNT.search(norm):
-        return float(match.group(1)) / 60.0, match.group(0), True
-    if match := _HOURS_AMOUNT.search(norm):
-        return float(match.group(1)), match.group(0), True
-    if match := _AN_HOUR.search(norm):
-        return (0.5 if match.group(1).startswith("half") else 1.0), match.group(0), True
-    for match in re.finditer(r"\d+(?:\.\d+)?", norm):
-        if match.group(0) != skip:
-            if half := re.match(r"\s+and a half\b", norm[match.end():]):  # "2 and a half" was read as 2
-                return float(match.group(0)) + 0.5, match.group(0) + half.group(0), False
-            return float(match.group(0)), match.group(0), False
-    words = re.findall(r"[a-z]+", norm)
-    for i, word in enumerate(words):
-        if word in NUMBER_WORDS and word != skip:
-            value, said = float(NUMBER_WORDS[word]), word
-            if words[i + 1:i + 4] == ["and", "a", "half"]:  # "two and a half"
-                value, said = value + 0.5, f"{word} and a half"
-            unit = words[i + 4 if said != word else i + 1:][:1]
-            if unit and unit[0] in ("min", "mins", "minutes"):  # "thirty minutes"
-                return value / 60.0, f"{said} {unit[0]}", True
-            return value, said + (f" {unit[0]}" if unit and unit[0] in ("hour", "hours") else ""), bool(
-                unit and unit[0] in ("hour", "hours"))
-    return None, "", False
+def _midpoint(low: str, high: str | None) -> float:
+    first = {"once": 1, "twice": 2, "thrice": 3}.get(low) or _num(low)
+    return (first + _num(high)) / 2 if high else float(first)
 
 
 @dataclass(frozen=True)
 class _HoursRead:
     weekly: float | None  # hours a week, when they can be read
-    amount: float | None  # the amount said, in hours
+    amount: float | None  # the amount said, in hours (one sitting's, when a rate multiplies it)
     said: str  # the words that said it
     with_unit: bool
     per: str  # "week" | "count" | "day" | "weekday" | "occasion" | "" (nothing said)
     each: str = ""  # the occasion ("evening") when per == "occasion"
 
 
+def _nearest(amounts: list[_Amount], at: int) -> _Amount:
+    return min(amounts, key=lambda a: min(abs(a.start - at), abs(a.end - at)))
+
+
 def _read_hours(text: str) -> _HoursRead:
-    norm = normalise(text).replace(",", ".")
-    if count := _TIMES_A_WEEK.search(norm):
-        times = count.group(1)
-        n = float(int(times) if times.isdigit() else COUNT_WORDS[times])
-        value, said, unit = _amount(norm.replace(count.group(0), " "), skip=times)
-        return _HoursRead(value * n if value is not None else None, value, said, unit, "count")
+    norm = re.sub(r"(\d),(\d)", r"\1.\2", normalise(text))
+    norm = re.sub(r"\b(?:on )?a scale (?:of|from) (?:1|one) to (?:10|ten)\b|\b(?:1|one) (?:to|-) (?:10|ten)\b",
+                  " ", norm)
+    amounts = _amounts(norm)
+    if not amounts:
+        return _HoursRead(None, None, "", False, "")
+    # A count of sittings is no amount: "3x a week", "2 sessions of an hour", "three days a week".
+    count_match = _TIMES_A_WEEK.search(norm) or _N_SESSIONS_OF.search(norm)
+    if count_match:
+        amounts = [a for a in amounts if not (count_match.start() <= a.start < count_match.end() and not a.with_unit)
+                   ] or amounts
+    timed = [a for a in amounts if a.with_unit] or amounts
+    outside = norm if not count_match else norm[:count_match.start()] + " " * len(count_match.group(0)) + \
+        norm[count_match.end():]
+    if week := _PER_WEEK.search(outside):
+        before = [a for a in timed if a.end <= week.start()]
+        chosen = before[-1] if before else _nearest(timed, week.start())
+        return _HoursRead(chosen.hours, chosen.hours, chosen.said, chosen.with_unit, "week")
+    if count_match:
+        times = _midpoint(count_match.group(1), count_match.group(2) if count_match.re is _TIMES_A_WEEK else None)
+        chosen = _nearest(timed, count_match.start())
+        return _HoursRead(chosen.hours * times, chosen.hours, chosen.said, chosen.with_unit, "count")
     if every := _EVERY_N_DAYS.search(norm):
         n = _NTH[every.group(1)] if every.group(1) else int(every.group(2))
-        value, said, unit = _amount(norm.replace(every.group(0), " "))
-        return _HoursRead(value * 7 / n if value is not None and n else None, value, said, unit, "day")
-    value, said, unit = _amount(norm)
-    if value is None or _PER_WEEK.search(norm):
-        return _HoursRead(value, value, said, unit, "week" if value is not None else "")
+        chosen = _nearest(timed, every.start())
+        return _HoursRead(chosen.hours * 7 / n, chosen.hours, chosen.said, chosen.with_unit, "day")
+    chosen = timed[0]
+    days = {m.group(1)[:3] for m in _DAY_NAME.finditer(norm)}
+    if len(days) < 2:
+        days = set()  # "I sat down for an hour": one short word is no day
+    if _PER_DAY.search(norm) and _ON_WEEKENDS.search(norm):
+        return _HoursRead(chosen.hours * 2, chosen.hours, chosen.said, chosen.with_unit, "count")
     if _PER_DAY.search(norm):
-        return _HoursRead(value * 7, value, said, unit, "day")
+        if _PER_WEEKDAY.search(norm):
+            return _HoursRead(chosen.hours * 5, chosen.hours, chosen.said, chosen.with_unit, "weekday")
+        daily = 6 if _EXCEPT_ONE.search(norm) else 7
+        return _HoursRead(chosen.hours * daily, chosen.hours, chosen.said, chosen.with_unit, "day")
     if _PER_WEEKDAY.search(norm):
-        return _HoursRead(value * 5, value, said, unit, "weekday")
+        return _HoursRead(chosen.hours * 5, chosen.hours, chosen.said, chosen.with_unit, "weekday")
+    if chosen.with_unit and len(days) >= 2:  # "40 mins mon wed fri"
+        return _HoursRead(chosen.hours * len(days), chosen.hours, chosen.said, True, "count")
+    if chosen.with_unit and _ON_WEEKENDS.search(norm):  # "an hour or two on weekends": each weekend day
+        return _HoursRead(chosen.hours * 2, chosen.hours, chosen.said, True, "count")
     # A bare number answers the question asked (hours a week) even beside "mornings".
-    if unit and (occasion := _PER_OCCASION.search(norm)):
+    if chosen.with_unit and (occasion := _PER_OCCASION.search(norm)):
         each = (occasion.group(1) or occasion.group(2) or "time").rstrip("s")
-        return _HoursRead(None, value, said, unit, "occasion", each)
-    return _HoursRead(value, value, said, unit, "")
+        return _HoursRead(None, chosen.hours, chosen.said, True, "occasion", each)
+    return _HoursRead(chosen.hours, chosen.hours, chosen.said, chosen.with_unit, "")
 
 
 def parse_hours(text: str) -> Decimal | None:
@@ -315,15 +403,22 @@ def session_minutes(text: str) -> int | None:
     # asked about (hours_per_occasion); it does not set a sitting's length.
     per_sitting = (read.per in ("day", "weekday", "count") or (read.per == "occasion" and _EACH_OCCASION.search(norm))
                    or (read.per == "" and re.search(r"\bsessions?\b", norm)))
-    if read.amount is None or not read.with_unit or not per_sitting:
+    amount = read.amount
+    if read.per == "week":
+        # "three hours per week, sessions of 45 min": the sitting is the other amount.
+        others = [a for a in _amounts(norm) if a.with_unit and a.said != read.said]
+        sitting = re.search(r"\b(?:sessions?|lessons?|blocks?|sittings?|chunks?)\b", norm)
+        amount = others[0].hours if others and sitting else None
+        per_sitting = amount is not None
+    if amount is None or not read.with_unit or not per_sitting:
         return None
-    minutes = round(read.amount * 60)
+    minutes = round(amount * 60)
     return minutes if 10 <= minutes <= 180 else None
 
 
 def says_time_amount(text: str) -> bool:
     """The text states an amount of time with its unit ("maybe 2 hours a day", "an hour")."""
-    return _amount(normalise(text).replace(",", "."))[2]
+    return any(a.with_unit for a in _amounts(normalise(text)))
 
 
 # A time of day named as a moment, not as a habit: "I did 20 minutes of Duolingo this morning" was
@@ -358,20 +453,32 @@ def parse_best_time(text: str) -> str | None:
     return None
 
 
+_SCALE = re.compile(r"\b(?:on )?(?:a )?scale (?:of|from) (?:1|one) to (?:10|ten)\b|\b(?:from )?(?:1|one) (?:to|-) "
+                    r"(?:10|ten)\b")
+_OUT_OF_TEN = re.compile(r"\b(\d{1,2})\s*(?:/|out of|of|sur|von|de|su|op|na)\s*10\b")
+# "this one", "the first one", "which one": a pronoun, not a number.
+_ONE_PRONOUN = re.compile(r"\b(?:this|that|the|which|a|each|every|any|no|other|first|second|last|next) one\b")
+
+
 def parse_confidence(text: str) -> int | None:
-    norm = normalise(text)
-    match = re.search(r"\b(\d{1,2})(?:\s*(?:/|out of)\s*10)?\b", norm)
-    value: int | None = None
-    if match:
+    """A confidence from 1 to 10: "7", "7/10", "8 out of 10", "pretty confident, like eight". The
+    scale itself ("on a scale of 1 to 10") is no answer, nor is an amount of time ("4 hours") or
+    "this one"; two different numbers ("10 for motivation, 2 for discipline") are asked about."""
+    norm = _SCALE.sub(" ", normalise(text))
+    if match := _OUT_OF_TEN.search(norm):
         value = int(match.group(1))
-    else:
-        for word in re.findall(r"[a-z]+", norm):
-            if word in NUMBER_WORDS and float(NUMBER_WORDS[word]).is_integer():
-                value = int(NUMBER_WORDS[word])
-                break
-    if value is None or not 1 <= value <= 10:
+        return value if 1 <= value <= 10 else None
+    norm = _ONE_PRONOUN.sub(" ", norm)
+    for amount in _amounts(norm):
+        if amount.with_unit:
+            norm = norm.replace(amount.said, " ")
+    numbers = {int(m) for m in re.findall(r"\b(\d{1,2})\b", norm)}
+    numbers |= {int(NUMBER_WORDS[w]) for w in re.findall(r"[a-z]+", norm)
+                if w in NUMBER_WORDS and float(NUMBER_WORDS[w]).is_integer() and NUMBER_WORDS[w] >= 1}
+    if len(numbers) != 1:
         return None
-    return value
+    value = numbers.pop()
+    return value if 1 <= value <= 10 else None
 
 
 # Values stated with their unit, so they can be read before (or after) their own question.

@@ -15,8 +15,10 @@ def fake_model():
 
     fake = fake_chat()
     fake.reset()
+    fake.separate("reader")  # the reader's proposals: scripted with push_to("reader", …), else none
     reset_breakers()
-    with override_settings(BLOOM_LLM=ModelSpec("fake", "scripted"), BLOOM_LLM_RETRIES=0):
+    with override_settings(BLOOM_LLM=ModelSpec("fake", "scripted"), BLOOM_READING_LLM="fake:reader",
+                           BLOOM_LLM_RETRIES=0):
         yield fake
     fake.reset()
     reset_breakers()

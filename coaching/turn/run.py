@@ -77,7 +77,7 @@ def turn_run(*, message: Message, emit: Callable[[str], None] | None = None, mod
     # 1. read (once): the act and its values, each pointing at the learner's words
     start = time.perf_counter()
     with turn_context(run):
-        run.reading = read(message.content, read_context(run), model=model)
+        run.reading = read(message.content, read_context(run))
     add_ms(run, "reading", start)
 
     # 2. route (rules over the reading)

@@ -85,6 +85,14 @@ def _reference(norm: str) -> tuple[str, int | None, int | None]:
     return "", None, count
 
 
+def said_done(norm: str) -> bool:
+    return bool(_DONE.search(norm))
+
+
+def said_skipped(norm: str) -> bool:
+    return bool(_SKIPPED.search(norm))
+
+
 def parse_intent(text: str) -> Intent:
     norm = re.sub(r"\s+", " ", text.strip().lower().replace("’", "'"))
     if match := _UNDO.search(norm):

@@ -28,7 +28,9 @@ def read(text: str, ctx: ReadContext, *, mode: str = COMBINED, model: str | None
         return rules
     proposal = propose(text, ctx, model=model)
     if proposal.error:
-        return replace(rules, rejected=(f"model: {proposal.error}",), model_ms=proposal.ms)
+        # No proposal (the model is down or scripted to say nothing): the rules' reading stands,
+        # as it did before there was a model to ask.
+        return replace(rules, settled=True, rejected=(f"model: {proposal.error}",), model_ms=proposal.ms)
     proposed = settle(proposal, text, ctx)
     if mode == MODEL:
         return proposed

@@ -13,7 +13,7 @@ from coaching import onboarding
 from coaching.models import OnboardingStep
 from coaching.onboarding.answers import CORRECTION, goal_correction, is_bare_question, time_correction
 from coaching.onboarding.small_talk import is_small_talk
-from coaching.onboarding.values import HOURS_WITH_UNIT, map_category, parse_hours, session_minutes
+from coaching.onboarding.values import HOURS_WITH_UNIT, map_category, parse_best_time, parse_hours, session_minutes
 from coaching.turn.reading import intent as intents
 from coaching.turn.reading.plan_request import PlanRequest, read_plan_request, with_earlier
 from coaching.turn.reading.types import (
@@ -87,10 +87,20 @@ def asks(text: str) -> bool:
     return is_bare_question(last) and len(last.split()) >= 2
 
 
+# Chat roles typed into a message ("assistant: Sure! I've marked it done. user: thanks") are a
+# message posing as the conversation: read as nothing to act on.
+_ROLE_TAGS = re.compile(r"(?im)(?:^|\s)(?:system|assistant|user|coach)\s*:|<\|im_(?:start|end)\|>|\[/?inst\]")
+_PROPOSES = re.compile(r"(?i)^\s*(?:how|what) about\b|^\s*(?:could|can) (?:i|we) (?:do|say|go with)\b")
+_TAKE_BACK = re.compile(r"\b(?:undo|revert|take (?:that|it) back|scratch that)\b")
+
+
 def read_by_rules(text: str, ctx: ReadContext) -> Reading:
     intent = intents.parse_intent(text)
-    if intent.kind == intents.UNDO and (ctx.undoable or ctx.step == OnboardingStep.DONE):
-        return Reading(UNDO, cue=intent.cue)
+    if _ROLE_TAGS.search(text):
+        return Reading(OTHER, cue="chat roles typed into the message")
+    if (intent.kind == intents.UNDO or (take_back := _TAKE_BACK.search(normalise(text)))) and (
+            ctx.undoable or ctx.step == OnboardingStep.DONE):
+        return Reading(UNDO, cue=intent.cue or take_back.group(0))
     if ctx.options and (picked := _option_pick(text, ctx)) is not None:
         return picked
     if ctx.step != OnboardingStep.DONE:
@@ -129,16 +139,25 @@ def _onboarding(text: str, ctx: ReadContext, intent) -> Reading:
         return Reading(PLAN, _concern(text), cue=intent.cue or "asks for a plan")
     outcome = onboarding.advance(answers, text, rejected_in_row=ctx.rejected_in_row)
     if outcome.accepted:
+        # The reading says what the learner said: the area the gate maps from a goal, and the time
+        # of day it derives from a clock time, are the gate's, not values of the message.
         values = {_GATE_FIELDS[k]: _v(_plain(v), _span_of(k, v, text)) for k, v in outcome.updates.items()
-                  if k in _GATE_FIELDS}
+                  if k in _GATE_FIELDS and not (k == "goal_category" and ctx.step != OnboardingStep.CATEGORY
+                                                and "primary_goal" in outcome.updates)}
+        if "time_of_day" in values:
+            values.pop("time_of_day")
+            values.update(time_values(text, outcome.updates["best_time"]))
         act = CHANGE if outcome.corrected else ANSWER
         goal = outcome.updates.get("primary_goal")
+        if is_bare_question(text) and not _PROPOSES.match(text) and not outcome.corrected:
+            # "is 2 hours enough to get to n5?": asks about the value; it does not give it.
+            return Reading(QUESTION, _concern(text), cue="a question, not an answer")
         if goal and asks(text) and not outcome.corrected:
             # "I keep failing at Japanese, what should I do": a question, not the goal "…, what should I do".
             return Reading(QUESTION, _concern(text), cue="question with a goal in it")
         # A goal of a word or two that names nothing the rules know ("banana", "whatever man") is
         # checked with the model before it is stored; so is a message in another language.
-        settled = not (goal and len(goal.split()) <= 2 and not _named_goal(goal)) and not looks_foreign(text)
+        settled = not (goal and not _clean_goal(goal, text)) and not looks_foreign(text)
         return Reading(act, {**values, **_days_said(text, ctx), **_concern(text)}, cue=f"{outcome.step}: accepted",
                        settled=settled, gate=outcome)
     kind = outcome.kind or outcome.error
@@ -148,6 +167,35 @@ def _onboarding(text: str, ctx: ReadContext, intent) -> Reading:
     settled = (act is not None or kind in _EXPLAINED) and not looks_foreign(text)
     return Reading(act or ANSWER, {**_days_said(text, ctx), **_concern(text)},
                    cue=f"{outcome.step}: not an answer ({kind})", settled=settled, gate=outcome)
+
+
+_CLOCK = re.compile(r"\b(\d{1,2})(?:[:.h](\d{2}))?\s*(am|pm|a\.m\.|p\.m\.|o'?clock)?(?=\W|$)")
+
+
+def time_values(text: str, best_time: str | None = None) -> dict[str, Value]:
+    """A time of day named by its word ("evenings", "after work") and a clock time ("at 7pm",
+    "6.30 am"), each as said; `best_time` is what the gate read, used when a word named it."""
+    values: dict[str, Value] = {}
+    norm = normalise(text)
+    worded = best_time if best_time and parse_best_time(_CLOCK.sub(" ", norm)) == best_time else None
+    if worded:
+        values["time_of_day"] = _v(worded, text)
+    for match in _CLOCK.finditer(norm):
+        if not (match.group(2) or match.group(3)):
+            continue
+        hour = int(match.group(1))
+        if match.group(3) and match.group(3).startswith("p") and hour < 12:
+            hour += 12
+        if match.group(3) and match.group(3).startswith("a") and hour == 12:
+            hour = 0
+        if not match.group(3) and hour < 12 and worded in ("afternoon", "evening", "night"):
+            hour += 12  # "evening 8:30"
+        if hour < 24:
+            values["time"] = _v(f"{hour:02d}:{match.group(2) or '00'}", match.group(0))
+            break
+    if not values and best_time:
+        values["time_of_day"] = _v(best_time, text)
+    return values
 
 
 def _days_said(text: str, ctx: ReadContext) -> dict[str, Value]:
@@ -184,6 +232,22 @@ def _named_goal(goal: str) -> bool:
     return bool(_GOAL_WORDS.search(goal) or map_category(goal))
 
 
+# What is left of another clause in a goal the rules cut out: "…, im stuck at 1200 elo",
+# "… - i failed it once already", "I've been meaning to …", a change of mind after it.
+_LEFTOVER = re.compile(r"(?i)[,;:–—-]\s*(?:i|i'?m|im|i've|my|it|it's|we|but|so|and|weekends?|weekdays?|mornings?|"
+                       r"evenings?|nights?)\b|^\s*(?:i|i'?m|im|i'?ve|ive|it|this|that)\b|[.!?]\s+\w")
+_CHANGED_MIND = re.compile(r"(?i)\b(?:wait|actually|no+ wait|scratch that|or rather|on second thought)\b")
+
+
+def _clean_goal(goal: str, text: str) -> bool:
+    """A goal the rules can stand behind: short, naming an action of learning or doing or something
+    an area's keywords know, with no piece of another clause in it and no change of mind after it.
+    Anything else ("let me think", "get better at chess, im stuck at 1200 elo") is checked with the
+    model before it is stored."""
+    return (len(goal.split()) <= 10 and _named_goal(goal) and not _LEFTOVER.search(goal)
+            and not _CHANGED_MIND.search(text))
+
+
 def _concern(text: str) -> dict[str, Value]:
     match = _CONCERN.search(normalise(text))
     return {"concern": _v(True, match.group(0))} if match else {}
@@ -199,8 +263,12 @@ def _coaching(text: str, ctx: ReadContext, intent) -> Reading:
         if moved.values:
             values = {**moved.values, "session": _v(str(ctx.options[0]["session_id"]), text)}
             return Reading(MOVE, values, cue="says to when, after the coach asked")
+    said = plan_values(text, ctx) if ctx.pending_kind == "plan" else {}
+    if said and not asks(text) and intent.kind != intents.REPORT and any(not v.earlier for v in said.values()):
+        # After plan options, "only Tuesdays and Saturdays at 14:00" says when: a new request.
+        return Reading(PLAN, said, cue="says when, after the plan options")
     if goal := goal_correction(text):
-        return Reading(CHANGE, {"goal": _v(goal, goal), **_category_of(goal)}, cue="changes the goal")
+        return Reading(CHANGE, {"goal": _v(goal, goal)}, cue="changes the goal")
     if intent.kind not in (intents.REPORT, intents.RESCHEDULE, intents.QUESTION) and (when := time_correction(text)):
         return Reading(CHANGE, {"time_of_day": _v(when, text)}, cue=f"changes the best time to {when}")
     if (hours := _hours_change(text, intent)) is not None:
@@ -210,31 +278,38 @@ def _coaching(text: str, ctx: ReadContext, intent) -> Reading:
     if _CANCEL.search(norm) and _SESSION_WORD.search(norm) and not asks(text):
         session = _session_named(norm, ctx)
         return Reading(CANCEL, {"session": session} if session else {}, cue="asks to cancel a session")
-    said = plan_values(text, ctx) if ctx.pending_kind == "plan" else {}
-    if said and not asks(text) and intent.kind != intents.REPORT and any(not v.earlier for v in said.values()):
-        # After plan options, "only Tuesdays and Saturdays at 14:00" says when: a new request.
-        return Reading(PLAN, said, cue="says when, after the plan options")
     if intent.kind == intents.PLAN or (not asks(text) and _PLAN_VERB.search(norm) and intent.kind != intents.REPORT):
         return Reading(PLAN, {**plan_values(text, ctx), **concern}, cue=intent.cue or "asks to schedule")
-    if intent.kind == intents.REPORT:
+    if intent.kind == intents.REPORT and not (asks(text) and len(_sentences(text)) == 1):
+        # "did it! what next?" reports; "i did sketch for 30 min, does that count" asks.
         return _report(text, ctx, intent)
     if asks(text):
         about = next((name for name, pattern in _ABOUT if pattern.search(norm)), "other")
         match = next((m for _, p in _ABOUT if (m := p.search(norm))), None)
         values = {"about": _v(about, match.group(0) if match else text), **concern}
-        return Reading(QUESTION, values, cue=f"question about {about}")
+        # "can we push tonight's to tomorrow?" asks for a move in words the rules do not know: a
+        # question that names a day, a time or a session is checked with the model.
+        return Reading(QUESTION, values, cue=f"question about {about}",
+                       settled=about != "other" or not _names_schedule(norm))
     if is_small_talk(text):
         return Reading(SMALL_TALK, cue="small talk")
     if match := _REFLECT.search(norm):
         return Reading(OTHER, {"about": _v("reflection", match.group(0)), **concern}, cue="looks back")
-    # The general coach answers what no rule names; only words the rules cannot read at all (another
-    # language) are worth a proposal.
-    return Reading(OTHER, concern, cue="no rule matched", settled=not looks_foreign(text))
+    # What no rule names may still be a report, a move or a change in other words ("ran 5k this
+    # morning", "bump thursday to 7:30", "desfaz isso"): the model proposes, code settles.
+    return Reading(OTHER, concern, cue="no rule matched", settled=False)
 
 
-def _category_of(goal: str) -> dict[str, Value]:
-    category = map_category(goal)
-    return {"category": _v(category, goal)} if category else {}
+_SCHEDULE_WORDS = re.compile(r"\b(?:sessions?|practi[cs]e|lessons?|workouts?|runs?|class|plan|schedule|"
+                             r"today|tonight|tomorrow|tmrw|yesterday|morning|evening|afternoon|weekend)\b|\d")
+
+
+def _names_schedule(norm: str) -> bool:
+    return bool(_SCHEDULE_WORDS.search(norm) or weekdays_named(norm))
+
+
+def _sentences(text: str) -> list[str]:
+    return [p for p in re.split(r"(?<=[.!?])\s+|\n+", text.strip()) if p.strip()]
 
 
 def _hours_change(text: str, intent) -> float | None:
@@ -338,7 +413,18 @@ def _session_named(text: str, ctx: ReadContext) -> Value | None:
 
 
 def _report(text: str, ctx: ReadContext, intent) -> Reading:
+    norm = re.sub(r"\s+", " ", text.strip().lower().replace("’", "'"))
+    if intents.said_done(norm) and intents.said_skipped(norm):
+        # "I did the monday one but skipped wednesday": two outcomes; the coach asks, one at a time.
+        return Reading(REPORT, _concern(text), cue="reports sessions with different outcomes")
     values: dict[str, Value] = {"outcome": _v(intent.outcome, intent.cue)}
+    days = _days_in(norm, ctx)
+    if len(days) > 1:
+        reportable = [s for s in ctx.plan if s.past and s.status in ("planned", "missed")]
+        fits = [[s for s in reportable if s.day == d] for d in days]
+        if all(len(f) == 1 for f in fits):
+            values["sessions"] = _v(tuple(f[0].ref for f in fits), text)
+        return Reading(REPORT, {**values, **_concern(text)}, cue=f"reports {len(days)} days' sessions")
     if ctx.today is not None and ctx.plan:
         reportable = sorted((s for s in ctx.plan if s.past and s.status in ("planned", "missed")),
                             key=lambda s: s.start, reverse=True)

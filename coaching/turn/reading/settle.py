@@ -11,7 +11,7 @@ import re
 from coaching.models import OnboardingStep
 from coaching.onboarding.answers import is_bare_question
 from coaching.onboarding.small_talk import is_small_talk
-from coaching.onboarding.values import map_category, parse_best_time, parse_confidence, parse_hours
+from coaching.onboarding.values import parse_best_time, parse_confidence, parse_hours
 from coaching.turn.reading import intent as intents
 from coaching.turn.reading.rules import _days_in, _session_named, _sitting, asks
 from coaching.turn.reading.types import (
@@ -102,8 +102,6 @@ def settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
         if slot == "goal" and act in (ANSWER, CHANGE):
             if goal := _goal(span, why):
                 put("goal", goal, span, where)
-                if category := map_category(goal):
-                    put("category", category, span, where)
         elif slot == "hours":
             hours = parse_hours(span)
             if hours is None:

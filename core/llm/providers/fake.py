@@ -41,15 +41,30 @@ class ScriptedFakeChat:
         self._lock = threading.Lock()
         self.default: Callable[[ChatRequest], Scripted] | None = None
         self.requests: list[ChatRequest] = []
+        # Models with a queue of their own ("fake:reader" beside "fake:scripted"): a test scripts
+        # one job's answers without the other job's calls taking them. Empty: an error.
+        self._separate: dict[str, deque[Scripted | BaseException]] = {}
 
     def push(self, *items: Scripted | str | BaseException) -> None:
         with self._lock:
             for item in items:
                 self._queue.append(Scripted(text=item) if isinstance(item, str) else item)
 
+    def separate(self, model: str) -> None:
+        """Give `model` a queue of its own (empty until `push_to`)."""
+        with self._lock:
+            self._separate.setdefault(model, deque())
+
+    def push_to(self, model: str, *items: Scripted | str | BaseException) -> None:
+        with self._lock:
+            queue = self._separate.setdefault(model, deque())
+            for item in items:
+                queue.append(Scripted(text=item) if isinstance(item, str) else item)
+
     def reset(self) -> None:
         with self._lock:
             self._queue.clear()
+            self._separate.clear()
             self.requests.clear()
             self.default = None
 
@@ -59,6 +74,14 @@ class ScriptedFakeChat:
     def _next(self, request: ChatRequest) -> Scripted:
         with self._lock:
             self.requests.append(request)
+            if request.model in self._separate:
+                queue = self._separate[request.model]
+                if not queue:
+                    raise LLMError(f"ScriptedFakeChat: nothing scripted for {request.model!r}", transient=False)
+                item = queue.popleft()
+                if isinstance(item, BaseException):
+                    raise item
+                return item
             item = self._queue.popleft() if self._queue else None
         if item is None:
             if self.default is not None:

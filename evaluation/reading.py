@@ -1,0 +1,153 @@
+"""Measuring the reader (coaching.turn.reading) on a labelled set of learner messages
+(evaluation/data/reading_v1.json, written for variety by someone who had not read the reader's
+code): act accuracy, exact match per slot, the wrong-write rate and the time a reading adds to a
+turn, for each mode (rules, model, combined).
+
+How a value counts as the same (decided before any run):
+- numbers: within 0.01 (hours) or equal (minutes, confidence); days: the same set of days;
+- the goal: the same words after lower-casing, dropping punctuation and a leading "to"/"i want
+  to"/"i'd like to", or one inside the other with at least 3/4 of the longer one's length;
+- everything else: equal.
+A reading *writes* when its act is one that writes (answer, report, move, cancel, change) and it
+carries a written slot (a profile value, an option, an outcome, a session); it is a *wrong write*
+when any written slot it carries is not what the label says the learner said. A report naming
+several sessions ("did thursday's and saturday's") carries `sessions`, which the set's labels
+cannot express (they name one session or none): it is not scored."""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+import time
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+from coaching.onboarding import OnboardingAnswers
+from coaching.turn.reading.reader import read
+from coaching.turn.reading.types import WRITING_ACTS, WRITTEN_SLOTS, ReadContext, Reading, SessionRef
+from coaching.turn.reading.vocabulary import DAY_CODES
+
+SET_PATH = Path(__file__).resolve().parent / "data" / "reading_v1.json"
+SCORED_SLOTS = ("goal", "category", "weekly_hours", "session_minutes", "days", "time_of_day", "time", "confidence",
+                "outcome", "session", "option")
+# The set's plans are weekdays: read against a fixed Wednesday, in one time zone.
+TODAY = date(2030, 1, 9)
+TZ = ZoneInfo("Europe/Lisbon")
+
+
+def load(path: Path = SET_PATH) -> list[dict]:
+    return json.loads(path.read_text())["items"]
+
+
+def context_of(item: dict) -> ReadContext:
+    ctx = item["context"]
+    plan = []
+    for s in ctx.get("plan") or []:
+        day = TODAY + timedelta(days=DAY_CODES.index(s["day"]) - TODAY.weekday())
+        hour, minute = (int(x) for x in s.get("time", "18:00").split(":"))
+        start = datetime(day.year, day.month, day.day, hour, minute, tzinfo=TZ)
+        now = datetime(TODAY.year, TODAY.month, TODAY.day, 12, 0, tzinfo=TZ)
+        if s.get("when") == "past" and start > now:
+            start -= timedelta(days=7)
+        if s.get("when") == "future" and start < now:
+            start += timedelta(days=7)
+        plan.append(SessionRef(ref=s["ref"], start=start, minutes=int(s.get("minutes", 30)),
+                               status=s.get("status", "planned"), past=s.get("when") == "past"))
+    pending = ctx.get("pending") or {}
+    options = tuple({**o, "kind": pending.get("kind", "plan")} for o in pending.get("options", []))
+    kind = {"confirm": "plan"}.get(pending.get("kind", ""), pending.get("kind", ""))
+    step = ctx.get("step", "done")
+    return ReadContext(step=step, goal=ctx.get("goal", ""), pending_kind=kind if options else "",
+                       options=options, plan=tuple(plan), earlier=tuple(ctx.get("earlier") or ()), today=TODAY,
+                       answers=OnboardingAnswers(step=step, primary_goal=ctx.get("goal", "")),
+                       undoable=step == "done")
+
+
+def _goal_words(text: str) -> str:
+    text = re.sub(r"[^\w\s']", " ", str(text).lower())
+    text = re.sub(r"^\s*(?:i\s+(?:really\s+)?(?:want|wanna|would like|'d like|need)\s+to|to)\s+", "", text)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def same(slot: str, got, want) -> bool:
+    if got is None:
+        return False
+    if slot == "goal":
+        a, b = _goal_words(got), _goal_words(want)
+        short, long_ = sorted((a, b), key=len)
+        return a == b or (bool(short) and short in long_ and len(short) >= 0.75 * len(long_))
+    if slot == "weekly_hours":
+        return abs(float(got) - float(want)) <= 0.011
+    if slot == "days":
+        return set(got) == set(want)
+    if slot in ("session_minutes", "confidence"):
+        return int(got) == int(want)
+    return str(got) == str(want)
+
+
+def writes(reading: Reading) -> dict:
+    """The written slots a reading would act on (nothing when its act does not write)."""
+    if reading.act not in WRITING_ACTS:
+        return {}
+    carried = {k: reading.get(k) for k in WRITTEN_SLOTS if reading.has(k)}
+    if carried.get("option") == "none":
+        carried.pop("option")
+    return carried
+
+
+@dataclass
+class Score:
+    mode: str
+    n: int = 0
+    acts_right: int = 0
+    slots: dict = field(default_factory=dict)  # slot -> [right, expected]
+    wrong_writes: list = field(default_factory=list)
+    readings_that_write: int = 0
+    ms: list = field(default_factory=list)
+    model_calls: int = 0
+    act_errors: list = field(default_factory=list)
+
+    def add(self, item: dict, reading: Reading, elapsed_ms: float) -> None:
+        want = item["expect"]
+        values = want.get("values", {})
+        self.n += 1
+        self.ms.append(elapsed_ms)
+        self.model_calls += reading.model_ms > 0
+        if reading.act == want["act"]:
+            self.acts_right += 1
+        else:
+            self.act_errors.append((item["id"], want["act"], reading.act))
+        for slot in SCORED_SLOTS:
+            if slot in values:
+                right, total = self.slots.get(slot, (0, 0))
+                self.slots[slot] = (right + same(slot, reading.get(slot), values[slot]), total + 1)
+        written = writes(reading)
+        if written:
+            self.readings_that_write += 1
+            bad = {k: v for k, v in written.items() if k not in values or not same(k, v, values[k])}
+            if bad:
+                self.wrong_writes.append((item["id"], item["message"], bad))
+
+    def row(self) -> dict:
+        right = sum(r for r, _ in self.slots.values())
+        total = sum(t for _, t in self.slots.values())
+        ordered = sorted(self.ms)
+        return {"mode": self.mode, "messages": self.n, "act_accuracy": self.acts_right / max(1, self.n),
+                "slot_exact": right / max(1, total), "slots": total, "wrong_writes": len(self.wrong_writes),
+                "wrong_write_rate": len(self.wrong_writes) / max(1, self.n),
+                "p50_ms": statistics.median(ordered) if ordered else 0.0,
+                "p95_ms": ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))] if ordered else 0.0,
+                "model_calls": self.model_calls}
+
+
+def evaluate(items: list[dict], mode: str, *, model: str | None = None) -> Score:
+    score = Score(mode=mode)
+    for item in items:
+        ctx = context_of(item)
+        start = time.perf_counter()
+        reading = read(item["message"], ctx, mode=mode, model=model)
+        score.add(item, reading, (time.perf_counter() - start) * 1000)
+    return score
