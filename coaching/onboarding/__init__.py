@@ -22,7 +22,7 @@ from coaching.onboarding.answers import (
     non_answer_kind,
     time_correction,
 )
-from coaching.onboarding.gate import STEPS, OnboardingAnswers, StepOutcome, advance, first_missing_step
+from coaching.onboarding.gate import STEPS, OnboardingAnswers, StepOutcome, advance, apply_values, first_missing_step
 from coaching.onboarding.texts import (
     CLARIFY,
     CLARIFY_ALT,
@@ -44,7 +44,8 @@ from coaching.onboarding.values import (
 
 __all__ = [
     "CLARIFY", "CLARIFY_ALT", "LEAD_INS", "NOTES", "QUESTIONS", "STEPS", "OnboardingAnswers", "StepOutcome",
-    "advance", "completion_summary", "confirmation", "extract_goal", "first_missing_step", "goal_correction",
+    "advance", "apply_values", "completion_summary", "confirmation", "extract_goal", "first_missing_step",
+    "goal_correction",
     "is_vague", "later_goal", "map_category", "non_answer_kind", "parse_best_time", "parse_category_answer",
     "parse_confidence", "parse_hours", "question_for", "reprompt", "time_correction",
 ]

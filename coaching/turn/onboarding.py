@@ -33,7 +33,8 @@ def _gate_outcome(run: Run, before: onboarding.OnboardingAnswers) -> onboarding.
     Nothing here reads the message text."""
     reading = run.reading
     gate = reading.gate
-    if reading.act == PLAN or (reading.act in _REJECTION_OF_ACT and reading.source != "rules"):
+    if reading.act in _REJECTION_OF_ACT and not (gate is not None and reading.source == "rules"
+                                                 and reading.act != PLAN):
         kind = _REJECTION_OF_ACT[reading.act]
         if kind == "filler" and gate is not None and gate.kind == "greeting":
             kind = "greeting"

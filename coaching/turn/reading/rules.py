@@ -133,8 +133,7 @@ def _option_pick(text: str, ctx: ReadContext) -> Reading | None:
 # --- onboarding -----------------------------------------------------------------------------------
 def _onboarding(text: str, ctx: ReadContext, intent) -> Reading:
     answers = ctx.answers or onboarding.OnboardingAnswers(step=ctx.step)
-    if intent.kind in (intents.PLAN, intents.RESCHEDULE) or (_PLAN_VERB.search(normalise(text))
-                                                            and re.search(r"\bplan\b", normalise(text))):
+    if intent.kind == intents.RESCHEDULE or requests_plan(text):
         # "skip the questions, just give me a plan": a request, not an answer (nor a goal).
         return Reading(PLAN, _concern(text), cue=intent.cue or "asks for a plan")
     outcome = onboarding.advance(answers, text, rejected_in_row=ctx.rejected_in_row)
@@ -196,6 +195,18 @@ def time_values(text: str, best_time: str | None = None) -> dict[str, Value]:
     if not values and best_time:
         values["time_of_day"] = _v(best_time, text)
     return values
+
+
+_PLAN_NOUN = re.compile(r"\b(?:plan|schedule|timetable|routine)\b")
+_ASKS_FOR = re.compile(r"\b(?:give|make|send|show|build|create|set up|draw up|need|want|get)\b(?:\s+\w+){0,3}\s+"
+                       r"(?:a|my|the|some)?\s*(?:\w+\s+)?(?:plan|schedule|timetable|routine)\b")
+
+
+def requests_plan(text: str) -> bool:
+    """The message asks for a plan ("just give me a study plan", "make me a schedule", "let's plan")."""
+    norm = normalise(text)
+    return intents.parse_intent(text).kind == intents.PLAN or bool(
+        _ASKS_FOR.search(norm) or (_PLAN_VERB.search(norm) and _PLAN_NOUN.search(norm)))
 
 
 def _days_said(text: str, ctx: ReadContext) -> dict[str, Value]:
@@ -371,7 +382,7 @@ def _sitting(text: str) -> int | None:
 
 def _move(text: str, ctx: ReadContext, intent) -> Reading:
     """A request to move a session: which one (the source) and where to (the target)."""
-    norm = normalise(text)
+    norm = normalise(text).rstrip("?!. ")
     target = _TARGET.search(norm)
     source_part, target_part = (norm[:target.start()], target.group(1)) if target else (norm, "")
     values: dict[str, Value] = {}

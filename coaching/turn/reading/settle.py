@@ -13,7 +13,7 @@ from coaching.onboarding.answers import is_bare_question
 from coaching.onboarding.small_talk import is_small_talk
 from coaching.onboarding.values import parse_best_time, parse_confidence, parse_hours
 from coaching.turn.reading import intent as intents
-from coaching.turn.reading.rules import _days_in, _session_named, _sitting, asks
+from coaching.turn.reading.rules import _days_in, _session_named, _sitting, asks, requests_plan
 from coaching.turn.reading.types import (
     ACTS,
     ANSWER,
@@ -54,7 +54,8 @@ def _goal(span: str, why: list[str]) -> str | None:
         why.append("goal: small talk")
     elif not words:
         why.append("goal: no words")
-    elif intents.parse_intent(span).kind in (intents.PLAN, intents.RESCHEDULE, intents.UNDO) or is_bare_question(span):
+    elif (intents.parse_intent(span).kind in (intents.RESCHEDULE, intents.UNDO) or requests_plan(span)
+          or is_bare_question(span)):
         why.append("goal: a request or a question")
     elif len(span) > 300:
         why.append("goal: too long")

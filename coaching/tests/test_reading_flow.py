@@ -1,0 +1,129 @@
+"""Through the REST API: acts that match the request. A move moves the named session (one write,
+stated, undoable); a question about the plan or the calendar is answered from the database; a
+length and a day the learner names are kept; a greeting or a request is never stored as a goal.
+The chat model is the FAKE scripted one (code decisions only); the reader's proposals, where a test
+needs one, are scripted on the fake's separate "reader" queue and settled by the real code."""
+
+import json
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from coaching import services
+from coaching.models import LearnerProfile, PlannedSession, Turn
+from coaching.tests.conftest import onboarded_learner
+from core.llm.providers.fake import Scripted
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def say_for(api, fake_model):
+    fake_model.default = lambda request: Scripted(text="Sounds good.")
+    _, http = api
+
+    def start(learner_id):
+        conv = http.post(f"/api/v1/learners/{learner_id}/conversations").json()["id"]
+
+        def say(text):
+            r = http.post(f"/api/v1/conversations/{conv}/messages", {"content": text}, format="json")
+            assert r.status_code == 201, r.content
+            return r.json()["reply"]["content"]
+        return say
+    return start
+
+
+def _next_weekday(weekday: int, hour: int, learner):
+    tz = services.learner_tz(learner)
+    now = timezone.now().astimezone(tz)
+    day = now + timedelta(days=(weekday - now.weekday()) % 7 or 7)
+    return day.replace(hour=hour, minute=0, second=0, microsecond=0)
+
+
+def test_a_move_moves_the_named_session_once_and_undo_puts_it_back(api, say_for):
+    client, _ = api
+    learner = onboarded_learner(client)
+    thursday = services.session_schedule(learner=learner, start=_next_weekday(3, 19, learner), duration_minutes=45)
+    say = say_for(learner.research_id)
+    reply = say("can you move my thursday session to saturday morning?")
+    assert reply.startswith("Moved: your Thu 19:00 session is now Sat 08:00 (45 min)."), reply
+    assert PlannedSession.objects.filter(plan__learner=learner).count() == 1  # moved, not added
+    moved = PlannedSession.objects.get(pk=thursday.pk)
+    assert moved.planned_start.astimezone(services.learner_tz(learner)).strftime("%a %H:%M") == "Sat 08:00"
+    turn = Turn.objects.order_by("-id").first()
+    assert [c["name"] for c in turn.tool_calls] == ["move_session"] and turn.model_calls == 0
+    assert turn.reading["act"] == "move" and turn.reading["values"]["days"]["span"] == "saturday morning"
+    reply = say("undo")
+    assert reply.startswith("Undone: I took back the move"), reply
+    back = PlannedSession.objects.get(pk=thursday.pk)
+    assert back.planned_start == thursday.planned_start
+
+
+def test_a_move_without_a_time_asks_to_when_and_the_answer_moves_it(api, say_for):
+    client, _ = api
+    learner = onboarded_learner(client)
+    session = services.session_schedule(learner=learner, start=_next_weekday(3, 19, learner), duration_minutes=30)
+    say = say_for(learner.research_id)
+    assert say("can you move my thursday session?").startswith("To when should I move your Thu 19:00 session?")
+    assert PlannedSession.objects.get(pk=session.pk).planned_start == session.planned_start  # nothing written yet
+    assert say("friday at 18:00").startswith("Moved: your Thu 19:00 session is now Fri 18:00")
+
+
+def test_calendar_and_plan_questions_are_answered_from_the_database_not_with_options(api, say_for):
+    client, _ = api
+    learner = onboarded_learner(client)
+    say = say_for(learner.research_id)
+    reply = say("what's on my plan for this week?")
+    assert reply.startswith("Nothing is planned right now.") and "Option" not in reply
+    reply = say("did you put my sessions in my google calendar?")
+    assert "can't put sessions into Google Calendar myself" in reply and "haven't confirmed" in reply
+    assert "Option" not in reply and not PlannedSession.objects.exists()
+    services.session_schedule(learner=learner, start=_next_weekday(1, 18, learner), duration_minutes=40)
+    assert say("when is my next session?").startswith("Your plan: Tue 18:00 (40 min).")
+
+
+def test_a_named_length_and_day_make_the_one_option_offered(api, say_for):
+    client, _ = api
+    learner = onboarded_learner(client)
+    say = say_for(learner.research_id)
+    reply = say("Schedule a 30 minute practice on Thursday")
+    assert "Option A: 1 session of 30 min (Thu at 19:00)" in reply and "Option B" not in reply, reply
+    assert not PlannedSession.objects.exists()  # offered, not scheduled: the learner has not accepted
+    assert "1 of 1 sessions scheduled" in say("yes please")
+    assert PlannedSession.objects.get().duration_minutes == 30
+
+
+@pytest.mark.parametrize("text", ["hii", "skip the questions, just give me a study plan right now",
+                                  "I keep failing at Japanese, what should I do"])
+def test_a_greeting_a_request_or_a_question_is_never_stored_as_the_goal(api, say_for, text):
+    _, http = api
+    rid = http.post("/api/v1/learners", {}, format="json").json()["id"]
+    reply = say_for(rid)(text)
+    profile = LearnerProfile.objects.get(learner__research_id=rid)
+    assert profile.primary_goal == "" and profile.onboarding_step == "goal"
+    assert "What would you like to learn" in reply or "one thing you'd like to learn" in reply or \
+        "one skill" in reply, reply
+
+
+def test_a_goal_in_another_language_is_taken_from_the_readers_pointing_proposal(api, say_for, fake_model):
+    _, http = api
+    rid = http.post("/api/v1/learners", {}, format="json").json()["id"]
+    fake_model.push_to("reader", json.dumps({"act": "answer", "goal": "aprender inglês para o trabalho",
+                                             "lang": "pt"}))
+    reply = say_for(rid)("Olá! Quero aprender inglês para o trabalho")
+    profile = LearnerProfile.objects.get(learner__research_id=rid)
+    assert profile.primary_goal == "aprender inglês para o trabalho", reply
+    assert "Your goal: “aprender inglês para o trabalho”" in reply
+    turn = Turn.objects.order_by("-id").first()
+    assert turn.reading["source"] == "rules+model" and turn.reading["values"]["goal"]["source"] == "model"
+
+
+def test_a_proposal_that_invents_words_stores_nothing(api, say_for, fake_model):
+    _, http = api
+    rid = http.post("/api/v1/learners", {}, format="json").json()["id"]
+    fake_model.push_to("reader", json.dumps({"act": "answer", "goal": "learn English for work", "lang": "pt"}))
+    say_for(rid)("Olá! Quero aprender inglês para o trabalho")
+    assert LearnerProfile.objects.get(learner__research_id=rid).primary_goal == ""
+    turn = Turn.objects.order_by("-id").first()
+    assert any("not the learner's words" in r for r in turn.reading["rejected"])
