@@ -143,8 +143,7 @@ def post_message(request, conversation, content: str, key: str | None):
             return error_response("in_progress", "This message is still being answered; retry shortly.",
                                   field="idempotency_key", status_code=409, headers={"Retry-After": "2"})
         # Unanswered (the model was down): retrying the same key answers the kept message.
-        Message.objects.filter(pk=message.pk).update(status=MessageStatus.PENDING)
-        message.status = MessageStatus.PENDING
+        services.message_status_set(message=message, status=MessageStatus.PENDING)
     if wants_stream:
         stream = TurnStream(message).start()
         first = stream.first()

@@ -22,7 +22,8 @@ from coaching.onboarding.answers import (
     non_answer_kind,
     time_correction,
 )
-from coaching.onboarding.gate import STEPS, OnboardingAnswers, StepOutcome, advance, apply_values, first_missing_step
+from coaching.onboarding.gate import STEPS, advance, apply_values, first_missing_step
+from coaching.onboarding.state import OnboardingAnswers, StepOutcome
 from coaching.onboarding.texts import (
     CLARIFY,
     CLARIFY_ALT,

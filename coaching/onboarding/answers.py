@@ -5,10 +5,10 @@ of an earlier answer ("actually, my goal is …"). Pure functions: no database, 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from coaching.models import OnboardingStep
 from coaching.onboarding.small_talk import is_greeting, is_small_talk, strip_greeting
+from coaching.onboarding.state import OnboardingAnswers
 from coaching.onboarding.values import (
     CATEGORY_NAMES,
     CONFIDENCE_WITH_SCALE,
@@ -23,9 +23,6 @@ from coaching.onboarding.values import (
     says_time_amount,
     swap_name,
 )
-
-if TYPE_CHECKING:
-    from coaching.onboarding.gate import OnboardingAnswers
 
 
 def is_vague(text: str) -> bool:

@@ -6,7 +6,6 @@ day steps choose a safe default and say so. Pure functions: no database, no mode
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from decimal import Decimal
 
 from coaching.models import BestTime, GoalCategory, OnboardingStep
@@ -22,6 +21,7 @@ from coaching.onboarding.answers import (
     non_answer_kind,
 )
 from coaching.onboarding.small_talk import is_greeting, strip_greeting
+from coaching.onboarding.state import OnboardingAnswers, StepOutcome
 from coaching.onboarding.texts import NOTES, PER_OCCASION
 from coaching.onboarding.values import (
     CONFIDENCE_WITH_SCALE,
@@ -42,31 +42,6 @@ STEPS = [OnboardingStep.GOAL, OnboardingStep.CATEGORY, OnboardingStep.WEEKLY_HOU
 FIELD_OF_STEP = {OnboardingStep.GOAL: "primary_goal", OnboardingStep.CATEGORY: "goal_category",
                  OnboardingStep.WEEKLY_HOURS: "weekly_hours", OnboardingStep.BEST_TIME: "best_time",
                  OnboardingStep.CONFIDENCE: "confidence"}
-
-
-@dataclass
-class OnboardingAnswers:
-    """The profile fields the gate collects (mirrors LearnerProfile; kept DB-free for tests)."""
-
-    step: str = OnboardingStep.GOAL
-    primary_goal: str = ""
-    goal_category: str = ""
-    weekly_hours: Decimal | None = None
-    best_time: str = ""
-    confidence: int | None = None
-
-
-@dataclass
-class StepOutcome:
-    accepted: bool
-    step: str  # the step that was answered (or attempted)
-    next_step: str
-    updates: dict = field(default_factory=dict)  # profile fields to save
-    error: str = ""  # why it did not advance (kind of non-answer or parse failure; area_only: the area)
-    kind: str = ""  # greeting | filler | question | refusal | off_topic | vague_goal | area_only | unmatched
-    notes: list[str] = field(default_factory=list)  # code-rendered sentences said to the learner
-    corrected: list[str] = field(default_factory=list)  # earlier fields this answer changed
-
 
 
 def _settled(text: str, read):

@@ -5,12 +5,9 @@ confirmation of what was saved and the completion summary."""
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import TYPE_CHECKING
 
 from coaching.models import GoalCategory, OnboardingStep
-
-if TYPE_CHECKING:
-    from coaching.onboarding.gate import OnboardingAnswers, StepOutcome
+from coaching.onboarding.state import OnboardingAnswers, StepOutcome
 
 QUESTIONS = {
     OnboardingStep.GOAL: "What would you like to learn or get better at?",

@@ -15,7 +15,13 @@ from coaching.services.learners import (
     learner_tz,
     staff_demo_user_ensure,
 )
-from coaching.services.messages import coach_message_post, conversation_start, message_mark_unanswered, message_receive
+from coaching.services.messages import (
+    coach_message_post,
+    conversation_start,
+    message_mark_unanswered,
+    message_receive,
+    message_status_set,
+)
 from coaching.services.plans import (
     plan_options,
     reschedule_options,
@@ -30,7 +36,8 @@ from coaching.services.session_status import StatusSource, session_status_set, s
 __all__ = [
     "PROFILE_FIELDS", "StatusSource", "chat_link_create", "chat_links_revoke", "checkin_log", "checkin_undo",
     "coach_message_post", "context_for", "conversation_start", "learner_create", "learner_tz",
-    "message_mark_unanswered", "message_receive", "plan_options", "profile_apply_onboarding", "profile_line",
+    "message_mark_unanswered", "message_receive", "message_status_set", "plan_options", "profile_apply_onboarding",
+    "profile_line",
     "profile_restore", "profile_update", "reschedule_options", "session_reschedule", "session_schedule",
     "session_status_set", "session_unschedule", "sessions_status_set_bulk", "staff_demo_user_ensure",
     "week_start_for",

@@ -41,9 +41,28 @@ def message_receive(*, conversation: Conversation, content: str, idempotency_key
     return message, True
 
 
+# The transitions of a learner message's status, and the only code that makes them: received
+# (pending) → answered, or → unanswered when no reply could be made; unanswered → pending again
+# when the client retries it.
+_TRANSITIONS = {MessageStatus.UNANSWERED: (MessageStatus.PENDING,),
+                MessageStatus.ANSWERED: (MessageStatus.PENDING, MessageStatus.UNANSWERED),
+                MessageStatus.PENDING: (MessageStatus.UNANSWERED,)}
+
+
+def message_status_set(*, message: Message, status: str, **fields) -> bool:
+    """Move `message` to `status` if it is in a state that may move there (a compare-and-set in
+    one UPDATE, so two runners cannot both move it); `fields` are stored with it (the answering
+    specialist and trace id). Returns whether it moved."""
+    moved = Message.objects.filter(pk=message.pk, status__in=_TRANSITIONS[status]).update(status=status, **fields)
+    if moved:
+        message.status = status
+        for name, value in fields.items():
+            setattr(message, name, value)
+    return bool(moved)
+
+
 def message_mark_unanswered(*, message: Message) -> None:
-    Message.objects.filter(pk=message.pk, status=MessageStatus.PENDING).update(status=MessageStatus.UNANSWERED)
-    message.status = MessageStatus.UNANSWERED
+    message_status_set(message=message, status=MessageStatus.UNANSWERED)
 
 
 @transaction.atomic

@@ -7,6 +7,7 @@ from django.conf import settings
 from django.db import transaction
 
 from coaching.models import Message, MessageStatus, Role, StudyArm, Turn
+from coaching.services import message_status_set
 from coaching.turn import prompts
 from coaching.turn.router import ONBOARDING
 from coaching.turn.state import Run
@@ -40,9 +41,9 @@ def persist(run: Run, decision, context: str, toolbox: ToolBox, content: str) ->
             return existing
         reply = Message.objects.create(conversation_id=locked.conversation_id, role=Role.COACH, content=content,
                                        specialist=decision.specialist, reply_to=locked, trace_id=run.trace_id)
-        Message.objects.filter(pk=locked.pk).update(status=MessageStatus.ANSWERED, specialist=decision.specialist,
-                                                    trace_id=run.trace_id)
-        run.message.status = MessageStatus.ANSWERED
+        message_status_set(message=locked, status=MessageStatus.ANSWERED, specialist=decision.specialist,
+                           trace_id=run.trace_id)
+        run.message.status = locked.status
         record_turn(run, decision, context, toolbox, reply=reply, outcome=run.outcome)
         # A message that only asks the coach to act ("can we plan my week?") holds no fact about the
         # learner (memory.rules.request_to_coach): no extraction is sent for it, rather than a

@@ -21,7 +21,8 @@ from django.core.handlers.asgi import ASGIRequest
 from django.db import close_old_connections, connection
 from django.http import StreamingHttpResponse
 
-from coaching.models import Message, MessageStatus
+from coaching.models import Message
+from coaching.services import message_mark_unanswered
 from coaching.turn import ModelDown, turn_run
 
 _END = object()
@@ -63,8 +64,7 @@ class TurnStream:
             self.events.put(("unavailable", {"message": str(exc), "retry_after": exc.retry_after,
                                              "message_id": self.public_id}))
         except Exception as exc:  # never leave the reader hanging; the message is kept
-            Message.objects.filter(pk=self.message_id, status=MessageStatus.PENDING).update(
-                status=MessageStatus.UNANSWERED)
+            message_mark_unanswered(message=Message(pk=self.message_id))
             self.events.put(("error", {"message": f"turn failed: {type(exc).__name__}", "message_id": self.public_id}))
             raise
         finally:
