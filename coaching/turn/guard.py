@@ -172,3 +172,12 @@ def drop_repeats(text: str, previous_replies: Iterable[str]) -> tuple[str, list[
         return text, []
     kept = [s for s in reply_checks.split_sentences(text) if s not in repeated]
     return " ".join(kept).strip(), repeated
+
+
+def find_dodge(text: str, learner_text: str, goal: str = "") -> list[Finding]:
+    """A question answered with a generic line (the whole reply is needed to judge this, so it is
+    not a stream check)."""
+    generic = [t.format(goal=goal) for pair in prompts.GOAL_FALLBACKS.values() for t in pair if t and goal]
+    generic += [t for t in prompts.FALLBACKS.values() if len(t) > 12]
+    hit = reply_checks.dodge(text, learner_text, generic, by_words=False)
+    return [Finding("dodge", hit)] if hit else []

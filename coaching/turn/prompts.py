@@ -4,7 +4,7 @@ runs can tell prompt versions apart."""
 
 from __future__ import annotations
 
-PROMPT_VERSION = "2026-12-02.1"
+PROMPT_VERSION = "2026-12-04.1"
 
 # The 0.5B model copies the prompt's own wording. A prompt that says "the learner" gets
 # replies about "the learner"; a prompt with an "ACTIONS line" gets "ACTIONS done this turn" back.
@@ -60,9 +60,10 @@ TRACKER_ACK = ("Noted. This tracker records your plan and check-ins; say “let'
                "or tell me when you did or skipped one.")
 
 
-def system_prompt(specialist: str, *, base: str | None = None) -> str:
-    """`base` replaces the shared opening (evaluation replays a prompt variant through it)."""
-    return f"{base or BASE}\n{SPECIALIST_PROMPTS[specialist]}"
+def system_prompt(specialist: str, *, base: str | None = None, strategy: str = "") -> str:
+    """`base` replaces the shared opening (evaluation replays a prompt variant through it);
+    `strategy` is the line code chose for this message's act (coaching.turn.strategy)."""
+    return f"{base or BASE}\n{SPECIALIST_PROMPTS[specialist]}" + (f"\n{strategy}" if strategy else "")
 
 
 def exemplar(specialist: str) -> list[dict]:

@@ -41,7 +41,10 @@ def streamed_reply(run: Run, raw: str, gate: StreamGate | None, **guard_args) ->
         # which is shown after the gate's text only if it extends it.
         text = guarded(run, raw, **{**guard_args, "allow_regenerate": False})
         return text if text.startswith(gate.shown) else gate.shown
-    late = guard.find_voice(gate.shown, "", run.previous_replies)  # loop: only judgeable on the whole reply
+    # loop and dodge: only judgeable on the whole reply
+    late = guard.find_voice(gate.shown, "", run.previous_replies)
+    if guard_args.get("check_dodge"):
+        late += guard.find_dodge(gate.shown, run.message.content, run.known_goal)
     for finding in late:
         run.guard_event(finding.kind, finding.detail, "recorded (already shown)")
     return gate.shown
@@ -49,7 +52,7 @@ def streamed_reply(run: Run, raw: str, gate: StreamGate | None, **guard_args) ->
 
 def guarded(run: Run, text: str, *, messages: list[dict], system: str, toolbox: ToolBox,
             goal_category: str, fallback: str, allow_regenerate: bool = True, learner_text: str = "",
-            goal: str = "") -> str:
+            goal: str = "", check_dodge: bool = False) -> str:
     """Apply the output guard. Leak / false claim / goal drift / third person / parrot / refusal /
     loop → regenerate once (non-streamed) with a corrective note; still bad → the templated
     fallback, which is second person and about the goal (false claims: drop the sentence). Each
@@ -75,7 +78,9 @@ def guarded(run: Run, text: str, *, messages: list[dict], system: str, toolbox: 
                         + guard.find_drift(text, goal_category)
                         + guard.find_voice(text, learner_text or run.message.content, run.previous_replies,
                                            messages, goal=goal or run.known_goal)
-                        + guard.find_asks_known(text, run.known_goal))
+                        + guard.find_asks_known(text, run.known_goal)
+                        + (guard.find_dodge(text, learner_text or run.message.content, goal or run.known_goal)
+                           if check_dodge else []))
             if not text.strip():
                 findings.append(guard.Finding("repeat", repeated[0][:80]) if repeated
                                 else guard.Finding("dangling", dangling) if dangling

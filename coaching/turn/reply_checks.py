@@ -550,3 +550,34 @@ def action_claims(text: str, done: Iterable[str] = ()) -> list[tuple[str, str]]:
                 continue
             found[kind] = match.group(0)
     return [(ACTION_BACKING[kind], said) for kind, said in found.items()]
+
+
+# --- a reply that dodges the question ---------------------------------------------------------------
+_CONTENT_STOP = frozenset({"what", "when", "where", "which", "would", "could", "should", "about", "with", "your",
+                           "have", "this", "that", "there", "their", "them", "they", "from", "just", "like", "really",
+                           "think", "know", "some", "will", "make", "does", "doing", "been", "want", "need", "help",
+                           "how", "you", "the", "and", "for", "can", "any", "are", "did", "get", "much", "more"})
+
+
+def _content_words(text: str) -> set[str]:
+    return {_stem(w.lower()) for w in words(text) if len(w) >= 4 and w.lower() not in _CONTENT_STOP}
+
+
+def dodge(reply: str, learner_text: str, generic: Iterable[str] = (), *, by_words: bool = True) -> str | None:
+    """A question answered with a generic line ("Let's keep your focus on …", a fallback of another
+    act) or, with `by_words`, with a text that shares no content word with it: the learner's
+    question goes unanswered. `generic` are the generic lines (templates with their goal filled
+    in). The guard asks for the generic line only (a reply may answer in other words than the
+    question's); evaluation counts both."""
+    from coaching.turn.reading.rules import asks
+
+    if not learner_text or not asks(learner_text):
+        return None
+    flat = " ".join(reply.split())
+    for line in generic:
+        if line and line in flat:
+            return f"generic line: {line[:60]}"
+    asked = _content_words(learner_text)
+    if by_words and asked and not asked & _content_words(reply):
+        return "shares no content word with the question"
+    return None

@@ -30,6 +30,7 @@ from coaching.turn.reading.types import ReadContext
 from coaching.turn.reply import stream_checks, streamed_reply
 from coaching.turn.router import CHECKIN, COACH, ONBOARDING, PLANNER, REFLECTION, RouteState, route
 from coaching.turn.state import REPLY_MAX_TOKENS, ModelDown, Run, TurnResult, add_ms, ms
+from coaching.turn.strategy import fallback_reply, strategy_for
 from coaching.turn.tool_loop import tool_loop
 from coaching.turn.tools import ToolBox
 from coaching.turn.undo import undo_turn, undoable_writes
@@ -102,8 +103,13 @@ def turn_run(*, message: Message, emit: Callable[[str], None] | None = None, mod
 
     run.toolbox = toolbox = ToolBox(learner=learner, message=message)
     run.tracker = tracker = learner.study_arm == StudyArm.TRACKER
-    run.system = system = prompts.system_prompt(run.specialist, base=base_prompt)
-    fallback = prompts.fallback_for(run.specialist, profile.primary_goal, earlier)
+    # The coach and reflection replies follow a strategy code chose for the act (strategy.py).
+    free_form = run.specialist in (COACH, REFLECTION)
+    strategy = strategy_for(run.reading)
+    run.system = system = prompts.system_prompt(run.specialist, base=base_prompt,
+                                                strategy=strategy.instruction if free_form else "")
+    fallback = (fallback_reply(strategy, learner_text=message.content, goal=profile.primary_goal) if free_form
+                else prompts.fallback_for(run.specialist, profile.primary_goal, earlier))
     suffix = ""  # code-rendered text appended after the model's words (questions, options)
     text = ""
     try:
@@ -141,7 +147,7 @@ def turn_run(*, message: Message, emit: Callable[[str], None] | None = None, mod
             # 6. guard
             text = streamed_reply(run, answer, gate, messages=msgs, system=system, toolbox=toolbox,
                                   goal_category=profile.goal_category, fallback=fallback,
-                                  goal=profile.primary_goal)
+                                  goal=profile.primary_goal, check_dodge=True)
     except LLMError as exc:
         # Free-form specialists need the model (down, timing out, or answering garbage): keep the
         # message (unanswered), record the turn, tell the client to retry.

@@ -26,6 +26,7 @@ from evaluation.checks.voice import (
     check_asks_known_goal,
     check_coach_as_learner,
     check_dangling_end,
+    check_dodge,
     check_example_copy,
     check_goal_is_greeting,
     check_loop,
@@ -40,7 +41,7 @@ CHECK_NAMES = ("scaffold_leak", "over_length", "repetition", "sentence_repeat", 
                "premature_advice", "unperformed_action", "goal_drift", "third_person", "parrot", "refusal", "loop",
                "goal_is_greeting", "profile_unsupported", "example_copy", "coach_as_learner", "dangling_end",
                "unprompted_greeting", "asks_known_goal", "asks_for_advice",
-               "announces_content")
+               "announces_content", "dodge")
 # Human labels for reports; the names above are the stored keys.
 CHECK_LABELS = {
     "scaffold_leak": "Scaffold leak",
@@ -65,6 +66,7 @@ CHECK_LABELS = {
     "asks_known_goal": "Asks for a goal it already knows",
     "asks_for_advice": "Asks the learner for tips (role reversal)",
     "announces_content": "Announces a guide or list instead of giving it",
+    "dodge": "Does not answer the question asked",
 }
 
 
@@ -97,6 +99,7 @@ class CheckSuite:
             "asks_known_goal": check_asks_known_goal(text, ctx),
             "asks_for_advice": check_asks_for_advice(text, ctx),
             "announces_content": check_announces_content(text, ctx),
+            "dodge": check_dodge(text, ctx),
         }
         return {name: result.as_dict() for name, result in results.items()}
 

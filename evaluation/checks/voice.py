@@ -89,3 +89,13 @@ def check_profile_unsupported(text: str, ctx: CheckContext) -> CheckResult:
     history = ctx.learner_history or (ctx.learner_text,)
     bad = reply_checks.values_never_given(updates, history)
     return CheckResult(flag=bool(bad), value=float(len(bad)), detail="; ".join(bad))
+
+
+def check_dodge(text: str, ctx: CheckContext) -> CheckResult:
+    """The learner asked something and the reply does not answer it: a generic line on the goal or
+    a fallback that could answer any message, or words that share nothing with the question
+    ("do you think I should practise today or rest?" → "Let's keep your focus on …")."""
+    goal = ctx.primary_goal
+    generic = [t.format(goal=goal) for pair in prompts.GOAL_FALLBACKS.values() for t in pair if t and goal]
+    generic += [t for t in prompts.FALLBACKS.values() if len(t) > 12]
+    return _shared(reply_checks.dodge(text, ctx.learner_text, generic))
