@@ -122,7 +122,8 @@ def simulate(*, study: Study, n_learners: int, seed: int, use_enrollment_service
             per_stratum[sim.goal_category] = index + 1
             sim.arm = services.arm_for_slot(study=study, stratum=sim.goal_category, index=index)
             sim.enrolled_at = _local(sim.tz, monday, 8, 0)
-            rows.append(Enrollment(study=study, learner=learner, arm=sim.arm, stratum=sim.goal_category,
+            rows.append(Enrollment(study=study, learner=learner, research_id=learner.research_id, arm=sim.arm,
+                                   stratum=sim.goal_category,
                                    stratum_index=index, enrolled_at=sim.enrolled_at, timezone=sim.tz,
                                    baseline_goal_category=sim.goal_category, baseline_weekly_hours=sim.weekly_hours,
                                    baseline_best_time=sim.best_time, baseline_confidence=sim.confidence))

@@ -12,15 +12,18 @@ from django.urls import reverse
 
 from coaching.research import services
 from coaching.research.codebook import COLUMN_NAMES
+from coaching.research.export import SUMMARY_COLUMNS
 from coaching.research.models import ExportLog
 from coaching.research.simulation import simulate
+from coaching.research.tests.factories import INTENDED_USE
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def study():
-    study = services.study_create(name="cmd", start_date=dt.date(2026, 3, 2), duration_weeks=4, cohort="k")
+    study = services.study_create(**INTENDED_USE,
+                                  name="cmd", start_date=dt.date(2026, 3, 2), duration_weeks=4, cohort="k")
     simulate(study=study, n_learners=12, seed=7)
     return study
 
@@ -31,7 +34,8 @@ def test_command_writes_csv_codebook_and_log(study, tmp_path):
     with out.open() as fh:
         rows = list(csv.DictReader(fh))
     assert list(rows[0]) == COLUMN_NAMES and len(rows) > 12
-    assert (tmp_path / "export.csv.codebook.md").read_text().count("| `") == len(COLUMN_NAMES)
+    # Every column of both files (the export and its summary) has its row in the codebook.
+    assert (tmp_path / "export.csv.codebook.md").read_text().count("| `") == len(COLUMN_NAMES) + len(SUMMARY_COLUMNS)
     log = ExportLog.objects.get()
     assert (log.via, log.format, log.row_count, log.user_id) == ("command", "csv", len(rows), None)
 

@@ -265,8 +265,11 @@ def test_d5_one_session_counts_once_whatever_its_checkins(clock):
 
 def test_d6_an_enrolment_ahead_of_time_changes_the_arm_only_at_the_study_start(clock):
     first = _study("first")
-    learner = _enrolled(clock, first)
+    learner = _enrolled(clock, first)  # on Sunday 1 March, the day before the study starts
     first_arm = learner.enrollments.get().arm
+    clock.set(at(2026, 3, 2, 0, 30))
+    services.enrollment_arms_apply()
+    assert Learner.objects.get(pk=learner.pk).study_arm == first_arm
     secret = next(s for s in (f"s{i}" for i in range(64))
                   if services.arm_for_slot(study=type("S", (), {"arms": ["coach", "tracker"], "secret": s})(),
                                            stratum="language", index=0) != first_arm)
@@ -285,6 +288,7 @@ def test_d6_an_enrolment_ahead_of_time_changes_the_arm_only_at_the_study_start(c
     assert Learner.objects.get(pk=learner.pk).study_arm == ahead.arm
     kinds = list(EnrollmentEvent.objects.filter(enrollment=ahead).values_list("kind", flat=True))
     assert kinds == ["enrolled", "arm_applied"]
+    assert learner.enrollments.get(study=first).events.filter(kind="arm_applied").count() == 1
 
 
 def test_d6_admin_cannot_edit_enrolment_state_and_reenrolment_is_refused(clock):
@@ -362,3 +366,26 @@ def test_d9_every_summary_column_is_in_the_codebook():
     book = codebook_markdown(None)
     for name in SUMMARY_COLUMNS:
         assert f"| `{name}` |" in book, name
+
+
+def test_d4_a_makeup_is_undone_as_one(clock):
+    """The chat's undo of the turn that applied a make-up: the replaced session is missed again,
+    the make-up cancelled, a moved session back where it was."""
+    study = _study()
+    learner = _enrolled(clock, study)
+    mon, wed = _schedule(clock, learner, at(2026, 3, 2, 8)), _schedule(clock, learner, at(2026, 3, 4, 8))
+    clock.set(at(2026, 3, 2, 12))
+    services.sessions_mark_missed()
+    option = {"label": "A", "kind": "reschedule", "replaces": [mon.pk, wed.pk],
+              "sessions": [{"start": at(2026, 3, 3, 18).isoformat(), "minutes": 30, "topic": ""},
+                           {"start": at(2026, 3, 5, 18).isoformat(), "minutes": 30, "topic": ""}]}
+    made = coaching.session_makeup_apply(learner=learner, option=option, reason="make-up")
+    assert made[1].pk == wed.pk and made[0].pk != mon.pk
+    assert coaching.session_makeup_undo(learner=learner, session_ids=[s.pk for s in made], reason="undo") == 2
+    mon.refresh_from_db()
+    wed.refresh_from_db()
+    assert (mon.status, mon.replaced_by_id) == ("missed", None)
+    assert (wed.status, wed.planned_start) == ("planned", at(2026, 3, 4, 8))
+    assert PlannedSession.objects.get(pk=made[0].pk).status == "cancelled"
+    row = _row(study, at(2026, 3, 13), 1)
+    assert (row["planned_sessions"], row["missed_sessions"], row["cancelled_sessions"]) == (2, 2, 1)
