@@ -389,3 +389,31 @@ def test_d4_a_makeup_is_undone_as_one(clock):
     assert PlannedSession.objects.get(pk=made[0].pk).status == "cancelled"
     row = _row(study, at(2026, 3, 13), 1)
     assert (row["planned_sessions"], row["missed_sessions"], row["cancelled_sessions"]) == (2, 2, 1)
+
+
+# --- bad input: a clear error, nothing lost ----------------------------------------------------------
+
+def test_moves_cancels_and_makeups_refuse_bad_input_and_change_nothing(clock):
+    study = _study()
+    learner = _enrolled(clock, study)
+    other = _enrolled(clock, study)
+    s = _schedule(clock, learner, at(2026, 3, 5, 18))
+    theirs = _schedule(clock, other, at(2026, 3, 6, 18))
+    clock.set(at(2026, 3, 3, 9))
+    with pytest.raises(ApplicationError) as err:
+        coaching.session_move(session=s, start=at(2026, 3, 7, 10), reason="  ")
+    assert err.value.code == "reason_required"
+    with pytest.raises(ApplicationError) as err:
+        coaching.session_move(session=s, start=at(2026, 3, 1, 10), reason="into the past")
+    with pytest.raises(ApplicationError) as err:
+        coaching.session_makeup_apply(learner=learner, option={"replaces": [theirs.pk], "sessions": [
+            {"start": at(2026, 3, 7, 10).isoformat(), "minutes": 30}]}, reason="not mine")
+    assert err.value.code == "not_found"
+    with pytest.raises(ApplicationError) as err:
+        coaching.session_makeup_apply(learner=learner, option={"replaces": [s.pk], "sessions": [{"when": "x"}]},
+                                      reason="garbled")
+    assert err.value.code == "invalid_option"
+    s.refresh_from_db()
+    theirs.refresh_from_db()
+    assert (s.status, s.planned_start, theirs.planned_start) == ("planned", at(2026, 3, 5, 18), at(2026, 3, 6, 18))
+    assert not s.status_changes.exists() and PlannedSession.objects.count() == 2
