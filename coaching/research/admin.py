@@ -14,7 +14,15 @@ from coaching.models import SessionStatusChange
 from coaching.research import adherence, selectors, services
 from coaching.research.api.permissions import EXPORT_PERMISSION
 from coaching.research.charts import line_chart_svg
-from coaching.research.codebook import COLUMNS, SUMMARY_NOTE, TYPES, dates_statement, reading_instructions
+from coaching.research.codebook import (
+    COLUMNS,
+    SUMMARY_COLUMNS_DOC,
+    SUMMARY_NOTE,
+    TYPES,
+    dates_statement,
+    outcome_statement,
+    reading_instructions,
+)
 from coaching.research.conf import EXPORT_SCHEMA_VERSION, missed_grace_minutes
 from coaching.research.models import (
     CalendarFeed,
@@ -73,6 +81,8 @@ class StudyAdmin(admin.ModelAdmin):
             "study": study,
             "columns": [{"column": c, "formats": TYPES[c.type]} for c in COLUMNS],
             "dates_statement": dates_statement(study),
+            "outcome_statement": outcome_statement(study),
+            "summary_columns": SUMMARY_COLUMNS_DOC,
             "reading": reading_instructions(),
             "summary_note": SUMMARY_NOTE,
             "grace_minutes": missed_grace_minutes(),
@@ -86,7 +96,7 @@ class StudyAdmin(admin.ModelAdmin):
         weekly, arm_totals = adherence.adherence_by_arm(study=study)
         series: dict[str, dict[int, float | None]] = {arm: {} for arm in study.arms}
         for row in weekly:
-            series.setdefault(row.arm, {})[row.study_week] = row.mean_ratio
+            series.setdefault(row.arm, {})[row.study_week] = row.mean_protocol_adherence
         counts = selectors.study_enrollment_counts(study)
         context = {
             **self.admin_site.each_context(request),

@@ -23,6 +23,10 @@ def checkin_log(*, learner: Learner, outcome: str, session: PlannedSession | Non
     if session is not None:
         if session.plan.learner_id != learner.id:
             raise ApplicationError("session belongs to another learner", field="session_id", status=404)
+        if session.status in (SessionStatus.CANCELLED, SessionStatus.REPLACED):
+            raise ApplicationError(f"this session was {session.status}: report the session that took its place, "
+                                   "or a check-in without a session", code="session_withdrawn", field="session_id",
+                                   status=409)
         # The same report again ("done" twice) is the same check-in, not a second one: a session is
         # reported once; a changed report ("done", then "skipped") is a new check-in that changes it.
         latest = CheckIn.objects.filter(session=session).order_by("-created_at", "-pk").first()

@@ -70,7 +70,12 @@ def test_dashboard_renders_svg_chart_and_counts(client, study):
     for arm, total in totals.items():
         assert total.planned_sessions == sum(r.planned_sessions for r in weekly if r.arm == arm)
         assert total.pooled_ratio == total.completed_sessions / total.planned_sessions
-    assert "pooled ratio" in html and "mean of ratios" in html
+    assert "pooled ratio" in html and "mean of ratios" in html and "mean protocol adherence" in html
+    for arm, total in totals.items():  # the primary outcome weighs every participant-week, planned or not
+        weeks = [r for r in weekly if r.arm == arm]
+        assert total.participant_weeks == sum(r.participant_weeks for r in weeks)
+        assert total.mean_protocol_adherence == pytest.approx(
+            sum(r.mean_protocol_adherence * r.participant_weeks for r in weeks) / total.participant_weeks)
     assert study.secret not in html
     changelist = client.get(reverse("admin:research_study_changelist")).content.decode()
     assert study.secret not in changelist

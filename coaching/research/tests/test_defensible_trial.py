@@ -417,3 +417,16 @@ def test_moves_cancels_and_makeups_refuse_bad_input_and_change_nothing(clock):
     theirs.refresh_from_db()
     assert (s.status, s.planned_start, theirs.planned_start) == ("planned", at(2026, 3, 5, 18), at(2026, 3, 6, 18))
     assert not s.status_changes.exists() and PlannedSession.objects.count() == 2
+
+
+def test_a_checkin_on_a_cancelled_session_is_refused_and_logs_nothing(clock):
+    study = _study()
+    learner = _enrolled(clock, study)
+    s = _schedule(clock, learner, at(2026, 3, 5, 18))
+    clock.set(at(2026, 3, 3, 9))
+    coaching.session_cancel(session=s, reason="travelling")
+    clock.set(at(2026, 3, 5, 19))
+    with pytest.raises(ApplicationError) as err:
+        coaching.checkin_log(learner=learner, outcome="completed", session=PlannedSession.objects.get(pk=s.pk))
+    assert err.value.code == "session_withdrawn" and err.value.status == 409
+    assert not CheckIn.objects.exists() and PlannedSession.objects.get(pk=s.pk).status == "cancelled"
