@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from coaching.research.services import enrollments_learner_erased
 from core.identity.models import Conversation, Learner, Message
 from memory.services.forget import learner_forget
 from telemetry.models import ModelCall
@@ -36,7 +35,8 @@ def learner_erase(*, learner) -> dict[str, int]:
                                                          prompt_content="", response_content="")
         counts["messages"] = Message.objects.filter(conversation_id__in=conversation_ids).count()
         counts["conversations"] = len(conversation_ids)
-        counts["enrolments_kept_as_stubs"] = enrollments_learner_erased(learner=learner)
+        # Study enrolments are kept as stubs by research's pre_delete receiver (also on an admin delete).
+        counts["enrolments_kept"] = learner.enrollments.count()
         deleted, _ = Learner.objects.filter(pk=learner.pk).delete()
         counts["rows_deleted"] = deleted
     return counts

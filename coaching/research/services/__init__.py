@@ -21,6 +21,7 @@ from coaching.research.services.enrolment import (
     enrollment_arms_apply,
     enrollment_create,
     enrollment_withdraw,
+    enrollments_keep_on_learner_delete,
     enrollments_learner_erased,
     learner_treatment_follows_enrollment,
 )
@@ -38,7 +39,7 @@ from coaching.research.services.studies import arm_for_slot, block_arms, study_c
 __all__ = [
     "UNKNOWN_STRATUM", "ImportResult", "arm_for_slot", "block_arms", "calendar_feed_create", "calendar_feed_touch",
     "calendar_import", "calendar_subscription_confirm", "enrollment_arms_apply", "enrollment_create",
-    "enrollment_withdraw", "enrollments_learner_erased",
+    "enrollment_withdraw", "enrollments_keep_on_learner_delete", "enrollments_learner_erased",
     "export_log_finish", "export_log_start", "hash_feed_token", "learner_treatment_follows_enrollment",
     "reminder_channel", "reminder_create", "reminder_deliver", "reminder_text", "reminders_send_due",
     "session_uid", "sessions_mark_missed", "study_create", "study_date_shift_days",

@@ -168,9 +168,15 @@ def enrollment_withdraw(*, enrollment: Enrollment, at: dt.datetime | None = None
     return enrollment
 
 
+def enrollments_keep_on_learner_delete(sender: type, instance: Learner, **kwargs: object) -> None:
+    """pre_delete receiver on identity.Learner (connected in apps.py): whoever deletes the learner
+    (the erasure API, the admin), `enrollments_learner_erased` runs first in the same transaction."""
+    enrollments_learner_erased(learner=instance)
+
+
 @transaction.atomic
 def enrollments_learner_erased(*, learner: Learner) -> int:
-    """Called by the learner's erasure before the learner row goes: each enrolment stays as a
+    """Runs before a learner row is deleted (`enrollments_keep_on_learner_delete`): each enrolment stays as a
     pseudonymous stub (study, arm, stratum, slot, baseline copies, research_id, dates); one still
     running is withdrawn at the erasure, since nothing more can be observed. Audited
     (`learner_erased`). Returns the number of enrolments kept."""

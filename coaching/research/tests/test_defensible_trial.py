@@ -430,3 +430,20 @@ def test_a_checkin_on_a_cancelled_session_is_refused_and_logs_nothing(clock):
         coaching.checkin_log(learner=learner, outcome="completed", session=PlannedSession.objects.get(pk=s.pk))
     assert err.value.code == "session_withdrawn" and err.value.status == 409
     assert not CheckIn.objects.exists() and PlannedSession.objects.get(pk=s.pk).status == "cancelled"
+
+
+def test_d7_a_learner_deleted_any_other_way_also_leaves_the_stub(clock):
+    """Not only the erasure API: a learner deleted in the admin (or by any ORM delete) keeps their
+    enrolment as a withdrawn, audited stub."""
+    study = _study()
+    learner = _enrolled(clock, study)
+    research_id = learner.research_id
+    clock.set(at(2026, 3, 10, 12))
+    Learner.objects.get(pk=learner.pk).delete()
+    stub = Enrollment.objects.get(study=study)
+    assert (stub.learner_id, stub.research_id, stub.withdrawn_at) == (None, research_id, at(2026, 3, 10, 12))
+    # Enrolled the day before the study started, so no arm was applied before the deletion.
+    assert [e.kind for e in stub.events.all()] == ["enrolled", "withdrawn", "learner_erased"]
+    rows = _rows(study, at(2026, 3, 20))
+    assert [r["study_week"] for r in rows] == [1, 2] and rows[-1]["withdrawn_week"] == 2
+    assert rows[0]["timezone_at_export"] is None
