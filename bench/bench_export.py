@@ -49,7 +49,8 @@ def run(quick: bool) -> list[dict]:
         with transaction.atomic():
             started = time.perf_counter()
             study = services.study_create(
-                name=f"bench-export-{time.time_ns()}", start_date=dt.date(2026, 3, 2), duration_weeks=n_weeks
+                name=f"bench-export-{time.time_ns()}", start_date=dt.date(2026, 3, 2), duration_weeks=n_weeks,
+                intended_sessions_per_week=3, intended_use="three sessions a week (benchmark study)",
             )
             data = simulate(study=study, n_learners=n_learners, seed=1, use_enrollment_service=False,
                             sessions_per_week=(0, 3), messages_per_week=(0, 1), withdraw_share=0.0)

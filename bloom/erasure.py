@@ -4,9 +4,15 @@
 history, summaries, entities, mentions, relations, extraction runs) and anonymises telemetry (the
 rows stay for cost/latency aggregates, with learner and conversation ids NULL and prompt/response
 content cleared). Deleting the Learner then cascades through everything coaching and research
-hold: profile, conversations, messages, turns, plans, sessions, check-ins, enrolments, calendar
-feeds, reminders. Telemetry rows of the learner's turns carry no learner id but the conversation
-id: they are anonymised by conversation too, before the conversations disappear.
+hold: profile, conversations, messages, turns, plans, sessions, check-ins, calendar feeds,
+reminders. Study enrolments are the exception (intention to treat: every randomised participant
+stays in the study's record): each is kept as a pseudonymous stub with no link to the learner
+(study, arm, stratum and slot, enrolment and withdrawal dates, the baseline answers copied at
+enrolment, and the learner's random research UUID, from which the study's HMAC participant id is
+derived; no name, goal text or message). One still running is withdrawn at the erasure. The
+export then shows the participant's rows up to that week with nothing observed after it.
+Telemetry rows of the learner's turns carry no learner id but the conversation id: they are
+anonymised by conversation too, before the conversations disappear.
 
 It touches every app, so it lives at the project level, above all of them, and is exposed as
 `DELETE /api/v1/learners/<research_id>` by `bloom.api`."""
@@ -29,6 +35,8 @@ def learner_erase(*, learner) -> dict[str, int]:
                                                          prompt_content="", response_content="")
         counts["messages"] = Message.objects.filter(conversation_id__in=conversation_ids).count()
         counts["conversations"] = len(conversation_ids)
+        # Study enrolments are kept as stubs by research's pre_delete receiver (also on an admin delete).
+        counts["enrolments_kept"] = learner.enrollments.count()
         deleted, _ = Learner.objects.filter(pk=learner.pk).delete()
         counts["rows_deleted"] = deleted
     return counts

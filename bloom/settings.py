@@ -367,7 +367,6 @@ BLOOM_MESSAGE_RETENTION_DAYS = env_int("BLOOM_MESSAGE_RETENTION_DAYS", 0, minimu
 # reminder window has passed (keep it longer than the 15-minute beat); reminders are in-app
 # messages, also posted to the hook when it is an http(s) URL (`none`: in-app only).
 BLOOM_MISSED_GRACE_MINUTES = env_int("BLOOM_MISSED_GRACE_MINUTES", 120, minimum=0)
-BLOOM_CALENDAR_MATCH_WINDOW_MINUTES = env_int("BLOOM_CALENDAR_MATCH_WINDOW_MINUTES", 60, minimum=0)
 BLOOM_REMINDER_WINDOW_MINUTES = env_int("BLOOM_REMINDER_WINDOW_MINUTES", 120, minimum=1)
 BLOOM_REMINDER_HOOK = env_str("BLOOM_REMINDER_HOOK", "none")
 if BLOOM_REMINDER_HOOK != "none":

@@ -83,8 +83,12 @@ class TurnAdmin(admin.ModelAdmin):
 class SessionInline(admin.TabularInline):
     model = PlannedSession
     extra = 0
-    # Completion follows the status and is set by the status service, never typed in by hand.
-    readonly_fields = ["completed_at", "completion_source"]
+    # Completion follows the status and is set by the status service, never typed in by hand; the
+    # time moves through services.session_move (audited), not a form field.
+    readonly_fields = ["planned_start", "duration_minutes", "completed_at", "completion_source", "replaced_by"]
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False  # a planned session is never deleted: set its status to cancelled (audited)
 
 
 @admin.register(Plan)
@@ -94,6 +98,9 @@ class PlanAdmin(admin.ModelAdmin):
     search_fields = ["learner__display_name"]
     list_select_related = ["learner"]
     inlines = [SessionInline]
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False  # deleting a plan would delete its sessions: history is kept (erasure aside)
 
     def save_formset(self, request, form, formset, change):
         """A status staff change in the inline goes through the one audited writer (source staff);

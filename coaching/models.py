@@ -135,6 +135,10 @@ class SessionStatus(models.TextChoices):
     COMPLETED = "completed", "Completed"
     SKIPPED = "skipped", "Skipped"
     MISSED = "missed", "Missed"
+    # Taken out of the plan with a reason before it was due (never deleted: the record stays).
+    CANCELLED = "cancelled", "Cancelled"
+    # A missed (or overdue) session a make-up session took the place of (`replaced_by`).
+    REPLACED = "replaced", "Replaced by a make-up"
 
 
 class CompletionSource(models.TextChoices):
@@ -153,6 +157,8 @@ class PlannedSession(models.Model):
     status = models.CharField(max_length=12, choices=SessionStatus.choices, default=SessionStatus.PLANNED)
     completed_at = models.DateTimeField(null=True, blank=True)
     completion_source = models.CharField(max_length=12, choices=CompletionSource.choices, blank=True)
+    # The make-up session that took this one's place (status `replaced`).
+    replaced_by = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="replaces")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -163,15 +169,21 @@ class PlannedSession(models.Model):
 
 
 class SessionStatusChange(models.Model):
-    """Audit of every change of a planned session's status (check-in, missed task, calendar import,
-    staff). The table keeps its original `research_` name: the model moved here from the research
-    app without touching data."""
+    """Audit of every change of a planned session: its status (check-in, missed task, calendar
+    import, staff, cancel, make-up) and its time (a move: `from_start` → `to_start`, status
+    unchanged). The research export reads a closed week's sessions as this trail says they were
+    when the week closed. The table keeps its original `research_` name: the model moved here
+    from the research app without touching data."""
 
     session = models.ForeignKey(PlannedSession, on_delete=models.CASCADE, related_name="status_changes")
     from_status = models.CharField(max_length=12)
     to_status = models.CharField(max_length=12)
-    source = models.CharField(max_length=20)  # missed_task | calendar | staff
+    source = models.CharField(max_length=20)  # checkin | api | calendar | missed_task | staff | move | cancel | makeup
     detail = models.CharField(max_length=200, blank=True)
+    # A completion's evidence (CompletionSource) when to_status is completed.
+    completion_source = models.CharField(max_length=12, blank=True)
+    from_start = models.DateTimeField(null=True, blank=True)
+    to_start = models.DateTimeField(null=True, blank=True)
     changed_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -188,6 +200,9 @@ class CheckInOutcome(models.TextChoices):
 
 
 class CheckIn(models.Model):
+    """A learner's report on a session (or on no session). Never deleted once its session's week
+    has closed; a repeat of the same report on the same session is the same row."""
+
     learner = models.ForeignKey(Learner, on_delete=models.CASCADE, related_name="checkins")
     # The id a client sees (check-in lists and the check-in a POST creates); the integer key stays inside.
     public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)

@@ -11,14 +11,23 @@ from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
 from coaching.models import SessionStatusChange
-from coaching.research import adherence, selectors
+from coaching.research import adherence, selectors, services
 from coaching.research.api.permissions import EXPORT_PERMISSION
 from coaching.research.charts import line_chart_svg
-from coaching.research.codebook import COLUMNS, SUMMARY_NOTE, TYPES, dates_statement, reading_instructions
+from coaching.research.codebook import (
+    COLUMNS,
+    SUMMARY_COLUMNS_DOC,
+    SUMMARY_NOTE,
+    TYPES,
+    dates_statement,
+    outcome_statement,
+    reading_instructions,
+)
 from coaching.research.conf import EXPORT_SCHEMA_VERSION, missed_grace_minutes
 from coaching.research.models import (
     CalendarFeed,
     Enrollment,
+    EnrollmentEvent,
     ExportLog,
     ReminderDelivery,
     Study,
@@ -34,8 +43,12 @@ class StudyAdmin(admin.ModelAdmin):
     list_filter = ["date_shift_enabled", "start_date"]
     search_fields = ["name", "cohort"]
     # `secret` is not editable=True on the model, so it never appears in forms or lists.
-    fields = ["name", "public_id", "cohort", "arms", "start_date", "duration_weeks", "date_shift_enabled"]
-    readonly_fields = ["public_id"]
+    fields = ["name", "public_id", "cohort", "arms", "start_date", "duration_weeks", "intended_sessions_per_week",
+              "intended_use", "date_shift_enabled"]
+
+    def get_readonly_fields(self, request, obj=None) -> list[str]:
+        # The intended use is pre-registered: stated at creation, fixed once the study exists.
+        return ["public_id"] if obj is None else ["public_id", "intended_sessions_per_week", "intended_use"]
     actions = ["export_csv"]
 
     @admin.display(description="dashboard")
@@ -68,6 +81,8 @@ class StudyAdmin(admin.ModelAdmin):
             "study": study,
             "columns": [{"column": c, "formats": TYPES[c.type]} for c in COLUMNS],
             "dates_statement": dates_statement(study),
+            "outcome_statement": outcome_statement(study),
+            "summary_columns": SUMMARY_COLUMNS_DOC,
             "reading": reading_instructions(),
             "summary_note": SUMMARY_NOTE,
             "grace_minutes": missed_grace_minutes(),
@@ -81,7 +96,7 @@ class StudyAdmin(admin.ModelAdmin):
         weekly, arm_totals = adherence.adherence_by_arm(study=study)
         series: dict[str, dict[int, float | None]] = {arm: {} for arm in study.arms}
         for row in weekly:
-            series.setdefault(row.arm, {})[row.study_week] = row.mean_ratio
+            series.setdefault(row.arm, {})[row.study_week] = row.mean_protocol_adherence
         counts = selectors.study_enrollment_counts(study)
         context = {
             **self.admin_site.each_context(request),
@@ -111,15 +126,41 @@ class StudyAdmin(admin.ModelAdmin):
 
 @admin.register(Enrollment)
 class EnrollmentAdmin(admin.ModelAdmin):
+    """Read-only rows: enrolment state has one writer each (services.enrolment: enrol, the arm at
+    the study's start, withdraw), audited as EnrollmentEvent. Staff withdraw through the action;
+    editing withdrawn_at by hand (clearing it left two enrolments in force) is not possible."""
+
     list_display = ["id", "study", "learner", "arm", "stratum", "enrolled_at", "withdrawn_at"]
     list_filter = ["study", "arm", "stratum"]
-    search_fields = ["=learner__research_id", "stratum"]
+    search_fields = ["=learner__research_id", "=research_id", "stratum"]
     list_select_related = ["study", "learner"]
-    raw_id_fields = ["learner"]
-    # Arm and stratum slot come from the randomisation; editing them would break the audit trail.
-    # Baseline and time zone are the enrolment-time copies the export reads: frozen as well.
-    readonly_fields = ["arm", "stratum", "stratum_index", "timezone", "baseline_goal_category",
-                       "baseline_weekly_hours", "baseline_best_time", "baseline_confidence"]
+    actions = ["withdraw"]
+
+    def get_readonly_fields(self, request, obj=None) -> list[str]:
+        return [f.name for f in Enrollment._meta.fields]
+
+    def has_add_permission(self, request) -> bool:
+        return False  # enrolment randomises: services.enrollment_create (API or command), never a form
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False  # intention to treat: every randomised participant stays
+
+    @admin.action(description="Withdraw the selected participants (now)")
+    def withdraw(self, request, queryset):
+        done = 0
+        for enrollment in queryset.filter(withdrawn_at__isnull=True):
+            services.enrollment_withdraw(enrollment=enrollment, reason=f"admin: {request.user.get_username()}")
+            done += 1
+        self.message_user(request, f"{done} participant(s) withdrawn.")
+
+
+@admin.register(EnrollmentEvent)
+class EnrollmentEventAdmin(ReadOnlyAdmin):
+    """The enrolment audit trail, written only by coaching.research.services.enrolment."""
+
+    list_display = ["enrollment", "kind", "detail", "at"]
+    list_filter = ["kind"]
+    list_select_related = ["enrollment"]
 
 
 @admin.register(CalendarFeed)

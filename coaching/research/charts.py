@@ -25,8 +25,7 @@ def line_chart_svg(series: dict[str, dict[int, float | None]], *, n_weeks: int, 
     ]
     for tick in (0, 0.2, 0.4, 0.6, 0.8, 1.0):
         ty = y(tick)
-        dash = ' stroke-dasharray="4 3"' if tick == 0.8 else ""
-        parts.append(f'<line x1="{left}" y1="{ty:.1f}" x2="{left + plot_w}" y2="{ty:.1f}" stroke="#ddd"{dash}/>')
+        parts.append(f'<line x1="{left}" y1="{ty:.1f}" x2="{left + plot_w}" y2="{ty:.1f}" stroke="#ddd"/>')
         parts.append(f'<text x="{left - 6}" y="{ty + 4:.1f}" text-anchor="end">{tick:.1f}</text>')
     for week in range(1, n_weeks + 1):
         parts.append(f'<text x="{x(week):.1f}" y="{top + plot_h + 16}" text-anchor="middle">{week}</text>')

@@ -13,11 +13,6 @@ def missed_grace_minutes() -> int:
     return settings.BLOOM_MISSED_GRACE_MINUTES
 
 
-def calendar_match_window_minutes() -> int:
-    """ICS import: an event without our UID matches a session starting within ± this window."""
-    return settings.BLOOM_CALENDAR_MATCH_WINDOW_MINUTES
-
-
 def reminder_hook() -> str:
     """`none` (in-app message only) or an http(s) webhook URL."""
     return settings.BLOOM_REMINDER_HOOK
@@ -44,8 +39,18 @@ BEST_TIME_CLOCK: dict[str, tuple[int, int]] = {
 # reader (pandas, pyarrow, R) parses it as the type the codebook gives: "1.0" used to read as a float.
 # 2: baseline frozen at enrolment, due sessions only, skipped/missed/pending counts, study-level date
 #    shift, study-specific participant ids, empty-cell missing values, true/false booleans.
-EXPORT_SCHEMA_VERSION = 2
+# 3: the pre-registered primary outcome (intended_sessions, protocol_adherence, protocol_adherent),
+#    completions by evidence source, frozen weeks (week_closed, late_corrections), cancelled and
+#    replaced sessions, time-zone moves (timezone_at_export, sessions_other_plan_week), check-ins
+#    once per session, a row for every randomised participant.
+EXPORT_SCHEMA_VERSION = 3
 ADHERENT_THRESHOLD = 0.8
+# A study week closes this long after it ends (local Monday 00:00 of the next week, in the
+# participant's enrolment time zone). From then on the export reads the week as it was at its
+# close: later check-ins, calendar imports and status changes on its sessions are counted as
+# `late_corrections`, never folded into it. Longer than the longest session (600 min) plus the
+# missed grace, so every session of the week is due before its week closes.
+WEEK_CLOSE_HOURS = 72
 # Study-level date shift: a non-zero whole number of weeks (so week_start stays a Monday) in ± this.
 DATE_SHIFT_MAX_WEEKS = 26
 PSEUDONYM_HEX_CHARS = 16

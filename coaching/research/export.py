@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from coaching.research.adherence import ADHERENCE_COLUMNS, adherence_rows
-from coaching.research.codebook import COLUMN_NAMES, COLUMNS, arrow_schema
+from coaching.research.codebook import COLUMN_NAMES, COLUMNS, SUMMARY_COLUMNS_DOC, arrow_schema
 from coaching.research.conf import EXPORT_SCHEMA_VERSION, PSEUDONYM_HEX_CHARS, PSEUDONYM_PREFIX
 from coaching.research.models import Study
 from coaching.research.selectors import study_monday
@@ -39,17 +39,30 @@ def _int_or_none(value: Any) -> int | None:
     return None if value is None else int(value)
 
 
+def export_stamp(*, study: Study, exported_at: dt.datetime) -> dt.datetime:
+    """The export time as the file shows it: UTC, whole seconds, moved by the study's date shift
+    when it has one (the rows' `exported_at` and the file name both use this, so neither leaks
+    the real date)."""
+    shift = study_date_shift_days(study=study) if study.date_shift_enabled else 0
+    return exported_at.astimezone(dt.UTC).replace(microsecond=0) + dt.timedelta(days=shift)
+
+
+_COUNTS = ["planned_sessions", "completed_sessions", "completed_by_checkin", "completed_by_calendar",
+           "completed_by_staff", "skipped_sessions", "missed_sessions", "pending_sessions", "cancelled_sessions",
+           "replaced_sessions", "planned_minutes", "completed_minutes", "late_corrections",
+           "sessions_other_plan_week", "checkins", "active_days"]
+
+
 def export_records(*, study: Study, exported_at: dt.datetime, as_of: dt.datetime | None = None,
                    complete_weeks_only: bool = False) -> Iterator[dict]:
     """Typed export rows (None = missing), in COLUMNS order. `complete_weeks_only` drops the rows
     whose week_complete is false (the current week, weeks with pending sessions)."""
     shift = dt.timedelta(days=study_date_shift_days(study=study) if study.date_shift_enabled else 0)
     monday = study_monday(study) + shift
-    stamp = exported_at.astimezone(dt.UTC).replace(microsecond=0) + shift
+    stamp = export_stamp(study=study, exported_at=exported_at)
     index = {name: i for i, name in enumerate(ADHERENCE_COLUMNS)}
-    counts = [(name, index[name]) for name in ("planned_sessions", "completed_sessions", "skipped_sessions",
-                                               "missed_sessions", "pending_sessions", "planned_minutes",
-                                               "completed_minutes")]
+    counts = [(name, index[name]) for name in _COUNTS]
+    intended = int(study.intended_sessions_per_week)
     last_research_id: Any = object()
     participant = ""
     for row in adherence_rows(study=study, as_of=as_of or exported_at):
@@ -65,23 +78,28 @@ def export_records(*, study: Study, exported_at: dt.datetime, as_of: dt.datetime
         adherent = row[index["adherent"]]
         withdrawn_week = _int_or_none(row[index["withdrawn_week"]])
         hours = row[index["weekly_hours"]]
+        typed = {name: int(row[i]) for name, i in counts}
         yield {
             "participant_id": participant,
             "arm": row[index["arm"]],
             "stratum": row[index["stratum"]],
             "cohort": study.cohort or None,
             "timezone": row[index["timezone"]],
+            "timezone_at_export": row[index["timezone_at_export"]] or None,
             "enrolled_week": int(row[index["enrolled_week"]]),
             "withdrawn": withdrawn_week is not None,
             "withdrawn_week": withdrawn_week,
             "study_week": week,
             "week_start": monday + dt.timedelta(days=7 * (week - 1)),
             "week_complete": week_complete,
-            **{name: int(row[i]) for name, i in counts},
+            "week_closed": bool(row[index["week_closed"]]),
+            "intended_sessions": intended,
+            "protocol_adherence": round(float(row[index["protocol_adherence"]]), 4),
+            "protocol_adherent": bool(row[index["protocol_adherent"]]),
+            **{name: typed[name] for name in _COUNTS[:12]},
             "adherence_ratio": None if ratio is None else round(float(ratio), 4),
             "adherent": None if adherent is None else bool(adherent),
-            "checkins": int(row[index["checkins"]]),
-            "active_days": int(row[index["active_days"]]),
+            **{name: typed[name] for name in _COUNTS[12:]},
             "last_active_week": _int_or_none(row[index["last_active_week"]]),
             "goal_category": row[index["goal_category"]] or None,
             "weekly_hours": None if hours is None else float(hours),
@@ -175,22 +193,24 @@ def write_parquet(records: Iterable[dict], sink: Any, *, batch_rows: int = 5000)
     return count
 
 
-SUMMARY_COLUMNS = ["arm", "study_week", "participant_weeks", "weeks_with_plan", "planned_sessions",
-                   "completed_sessions", "skipped_sessions", "missed_sessions", "mean_ratio", "pooled_ratio",
-                   "share_adherent"]
+SUMMARY_COLUMNS = [c.name for c in SUMMARY_COLUMNS_DOC]
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
 
 
 def summary_csv(rows: Iterable[Any]) -> str:
-    """`rows`: adherence.ArmStats. Same conventions as the export (empty = missing)."""
+    """`rows`: adherence.ArmStats. Same conventions as the export (empty = missing); columns and
+    their meaning: `codebook.SUMMARY_COLUMNS_DOC`."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(SUMMARY_COLUMNS)
     for r in rows:
-        values = [r.arm, r.study_week, r.participant_weeks, r.weeks_with_plan, r.planned_sessions,
-                  r.completed_sessions, r.skipped_sessions, r.missed_sessions,
-                  None if r.mean_ratio is None else round(r.mean_ratio, 4),
-                  None if r.pooled_ratio is None else round(r.pooled_ratio, 4),
-                  None if r.share_adherent is None else round(r.share_adherent, 4)]
+        values = [r.arm, r.study_week, r.participant_weeks, _rounded(r.mean_protocol_adherence),
+                  _rounded(r.share_protocol_adherent), r.weeks_with_plan, r.planned_sessions,
+                  r.completed_sessions, r.skipped_sessions, r.missed_sessions, _rounded(r.mean_ratio),
+                  _rounded(r.pooled_ratio), _rounded(r.share_adherent)]
         writer.writerow([csv_cell(v) for v in values])
     return buffer.getvalue()
 

@@ -35,6 +35,13 @@ class Study(models.Model):
     # Key for pseudonymous ids, randomisation and date shifts. Generated, never listed or edited in
     # the admin: rotating it changes every participant id in later exports.
     secret = models.CharField(max_length=128, default=generate_study_secret, editable=False)
+    # The pre-registered intended use (Sieverink 2017): adherence is measured against it for every
+    # participant-week, so a learner who plans less cannot raise their arm's outcome. Stated at
+    # creation and exported; never edited afterwards.
+    intended_sessions_per_week = models.PositiveSmallIntegerField(
+        default=3, help_text="Sessions per week the protocol asks of every participant (the primary outcome's target).")
+    intended_use = models.TextField(
+        blank=True, help_text="The protocol's intended use and why, in words; printed in the codebook.")
     date_shift_enabled = models.BooleanField(
         default=False,
         help_text="Shift every date of the export by one secret whole-week offset for the whole study "
@@ -51,8 +58,14 @@ class Study(models.Model):
 
 
 class Enrollment(models.Model):
+    """One randomised participant. Written only by `services.enrolment` (enrol, withdraw, the arm
+    applied at the study's start), each change with an `EnrollmentEvent`. Kept when the learner is
+    erased (intention to treat): the learner link goes NULL and the row stays as a pseudonymous
+    stub, its participant id derived from `research_id`, a copy of the learner's random UUID."""
+
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="enrollments")
-    learner = models.ForeignKey(Learner, on_delete=models.CASCADE, related_name="enrollments")
+    learner = models.ForeignKey(Learner, null=True, blank=True, on_delete=models.SET_NULL, related_name="enrollments")
+    research_id = models.UUIDField(null=True, editable=False)
     arm = models.CharField(max_length=16)
     # Goal category at enrolment (stratification variable); "unknown" when the profile had none.
     stratum = models.CharField(max_length=20)
@@ -63,7 +76,7 @@ class Enrollment(models.Model):
     # Baseline: a copy of the profile taken at enrolment and never updated afterwards, so a later
     # profile edit cannot change a past export row (the profile itself keeps changing).
     baseline_goal_category = models.CharField(max_length=20, blank=True)
-    baseline_weekly_hours = models.DecimalField(max_digits=4, decimal_places=1, null=True, blank=True)
+    baseline_weekly_hours = models.DecimalField(max_digits=5, decimal_places=2, null=True, blank=True)
     baseline_best_time = models.CharField(max_length=12, blank=True)
     baseline_confidence = models.PositiveSmallIntegerField(null=True, blank=True)
     # The learner's time zone at enrolment. Study weeks are counted in it, so moving later does
@@ -79,6 +92,27 @@ class Enrollment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.learner_id} in {self.study_id} ({self.arm})"
+
+
+class EnrollmentEvent(models.Model):
+    """Audit of every enrolment state change (Zulip's RealmAuditLog pattern): one row per write,
+    in the same transaction, by the one service that makes it."""
+
+    ENROLLED = "enrolled"
+    ARM_APPLIED = "arm_applied"  # the learner's delivered treatment set to this enrolment's arm
+    WITHDRAWN = "withdrawn"
+    LEARNER_ERASED = "learner_erased"
+
+    enrollment = models.ForeignKey(Enrollment, on_delete=models.CASCADE, related_name="events")
+    kind = models.CharField(max_length=20)
+    detail = models.CharField(max_length=200, blank=True)
+    at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.enrollment_id}: {self.kind}"
 
 
 class CalendarFeed(models.Model):

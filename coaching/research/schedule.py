@@ -10,6 +10,8 @@ PERIODIC_TASKS: list[tuple[str, str, int]] = [
     ("research: mark missed sessions", "research.sessions_mark_missed", 15),
     # Must be shorter than BLOOM_REMINDER_WINDOW_MINUTES or a learner's slot can be skipped.
     ("research: send due check-in reminders", "research.reminders_send_due", 15),
+    # An enrolment made ahead of its study's start switches the delivered treatment at the start.
+    ("research: apply enrolment arms at study start", "research.enrollment_arms_apply", 15),
 ]
 
 

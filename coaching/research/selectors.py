@@ -55,16 +55,18 @@ def study_end_date(study: Study) -> dt.date:
 
 
 def active_enrollment_for_learner(learner_id: int, *, at: dt.datetime | None = None) -> Enrollment | None:
-    """The enrolment whose treatment the learner receives at `at` (default now): started, not
-    withdrawn, and its study not over in the enrolment's time zone. Enrolment refuses overlaps,
-    so there is at most one."""
+    """The enrolment whose treatment the learner receives at `at` (default now): made, its study
+    started (week 1 has begun) and not over in the enrolment's time zone, and not withdrawn.
+    Enrolment refuses overlaps, so there is at most one; an enrolment made ahead of its study's
+    start is not in force until then."""
     at = at or timezone.now()
     candidates = (
         Enrollment.objects.filter(learner_id=learner_id, enrolled_at__lte=at)
         .exclude(withdrawn_at__lte=at).select_related("study").order_by("-enrolled_at")
     )
     for enrollment in candidates:
-        if at.astimezone(zone(enrollment.timezone or "UTC")).date() < study_end_date(enrollment.study):
+        local_day = at.astimezone(zone(enrollment.timezone or "UTC")).date()
+        if study_monday(enrollment.study) <= local_day < study_end_date(enrollment.study):
             return enrollment
     return None
 

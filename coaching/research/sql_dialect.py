@@ -30,9 +30,19 @@ def _sqlite_local_date(ts: str | None, tz: str | None) -> str | None:
     return value.astimezone(zone(tz or "UTC")).date().isoformat()
 
 
+def _sqlite_week_close(day: str | None, tz: str | None, hours: int) -> str | None:
+    """SQLite fallback for `(day::timestamp AT TIME ZONE tz) + hours`: local midnight of `day` in
+    `tz`, plus `hours`, as naive UTC text (what Django stores there)."""
+    if day is None:
+        return None
+    local = dt.datetime.combine(dt.date.fromisoformat(day), dt.time(0, 0), tzinfo=zone(tz or "UTC"))
+    return (local.astimezone(dt.UTC) + dt.timedelta(hours=hours)).replace(tzinfo=None).isoformat(sep=" ")
+
+
 def ensure_sqlite_functions() -> None:
     connection.ensure_connection()
     connection.connection.create_function("bloom_local_date", 2, _sqlite_local_date, deterministic=True)
+    connection.connection.create_function("bloom_week_close", 3, _sqlite_week_close, deterministic=True)
 
 
 @dataclass(frozen=True)
@@ -51,6 +61,25 @@ class Dialect:
             return f"((date_trunc('week', {date_expr})::date - %(monday)s::date) / 7 + 1)"
         monday = f"date({date_expr}, '-6 days', 'weekday 1')"
         return f"(CAST(julianday({monday}) - julianday(%(monday)s) AS INTEGER) / 7 + 1)"
+
+    def next_monday(self, date_expr: str) -> str:
+        """The Monday after the ISO week of a local date (the week's exclusive end)."""
+        if self.postgres:
+            return f"(date_trunc('week', {date_expr})::date + 7)"
+        return f"date({date_expr}, '-6 days', 'weekday 1', '+7 days')"
+
+    def week_number_end(self, week_expr: str) -> str:
+        """The Monday after study week `week_expr` (a local date)."""
+        if self.postgres:
+            return f"(%(monday)s::date + 7 * ({week_expr}))"
+        return f"date(%(monday)s, '+' || (7 * ({week_expr})) || ' days')"
+
+    def week_close(self, monday_expr: str, tz: str) -> str:
+        """The instant a week closes: local midnight of the Monday after it (`monday_expr`), in
+        time zone `tz` (DST-aware), plus the close grace (%(close_hours)s)."""
+        if self.postgres:
+            return f"((({monday_expr})::timestamp AT TIME ZONE {tz}) + %(close_hours)s * INTERVAL '1 hour')"
+        return f"bloom_week_close({monday_expr}, {tz}, %(close_hours)s)"
 
     @property
     def as_of(self) -> str:

@@ -21,3 +21,8 @@ def reminders_send_due() -> int:
 @shared_task(name="research.reminder_deliver", autoretry_for=(OSError,), retry_backoff=True, max_retries=3)
 def reminder_deliver(delivery_id: int) -> str:
     return services.reminder_deliver(delivery_id=delivery_id)
+
+
+@shared_task(name="research.enrollment_arms_apply")
+def enrollment_arms_apply() -> int:
+    return services.enrollment_arms_apply()

@@ -4,8 +4,9 @@ Reads the file back the way a statistician would receive it, not the records the
 given: for CSV every cell is parsed by the codebook's type with the one missing-value convention
 (empty cell, only in nullable columns); for Parquet the schema must equal the codebook's Arrow
 schema. Then the same row checks run on both: the identities the codebook promises (planned =
-completed + skipped + missed, the ratio and `adherent` follow from the counts, `week_complete`
-is false while a session is pending, one export stamp and schema version, rows grouped by
+completed + skipped + missed, completed = the sum of its evidence sources, the primary outcome
+and both ratios and their flags follow from the counts, `week_complete` is false while a session
+is pending, late corrections only on closed weeks, one export stamp and schema version, rows grouped by
 participant with increasing weeks inside the enrolment window, one shared calendar anchor)."""
 
 from __future__ import annotations
@@ -163,7 +164,8 @@ def check_rows(records: Iterable[dict], report: ValidationReport, *, duration_we
         if planned != completed + r["skipped_sessions"] + r["missed_sessions"]:
             report.problem(f"{where}: planned_sessions != completed + skipped + missed")
         if min(planned, completed, r["skipped_sessions"], r["missed_sessions"], r["pending_sessions"],
-               r["planned_minutes"], r["completed_minutes"], r["checkins"], r["active_days"]) < 0:
+               r["planned_minutes"], r["completed_minutes"], r["checkins"], r["active_days"],
+               r["cancelled_sessions"], r["replaced_sessions"], r["late_corrections"]) < 0:
             report.problem(f"{where}: a negative count")
         if r["completed_minutes"] > r["planned_minutes"] or r["active_days"] > 7:
             report.problem(f"{where}: completed_minutes > planned_minutes or more than 7 active days")
@@ -175,6 +177,18 @@ def check_rows(records: Iterable[dict], report: ValidationReport, *, duration_we
                 report.problem(f"{where}: adherence_ratio {r['adherence_ratio']} != {completed}/{planned}")
             if r["adherent"] != (completed >= ADHERENT_THRESHOLD * planned):
                 report.problem(f"{where}: adherent does not follow from the ratio")
+        if completed != r["completed_by_checkin"] + r["completed_by_calendar"] + r["completed_by_staff"]:
+            report.problem(f"{where}: completed_sessions != the sum of its evidence sources")
+        intended = r["intended_sessions"]
+        if intended < 1 or r["protocol_adherence"] != round(min(completed, intended) / intended, 4):
+            report.problem(f"{where}: protocol_adherence {r['protocol_adherence']} != min({completed}, "
+                           f"{intended}) / {intended}")
+        if r["protocol_adherent"] != (completed >= intended):
+            report.problem(f"{where}: protocol_adherent does not follow from the counts")
+        if r["late_corrections"] and not r["week_closed"]:
+            report.problem(f"{where}: late corrections on a week that has not closed")
+        if r["sessions_other_plan_week"] > planned + r["pending_sessions"]:
+            report.problem(f"{where}: sessions_other_plan_week exceeds the week's counted sessions")
         if r["pending_sessions"] > 0 and r["week_complete"]:
             report.problem(f"{where}: week_complete with sessions still pending")
         if r["last_active_week"] is not None and r["last_active_week"] > week:

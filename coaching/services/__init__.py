@@ -25,6 +25,11 @@ from coaching.services.messages import (
 from coaching.services.plans import (
     plan_options,
     reschedule_options,
+    session_cancel,
+    session_due,
+    session_makeup_apply,
+    session_makeup_undo,
+    session_move,
     session_reschedule,
     session_schedule,
     session_unschedule,
@@ -37,8 +42,8 @@ __all__ = [
     "PROFILE_FIELDS", "StatusSource", "chat_link_create", "chat_links_revoke", "checkin_log", "checkin_undo",
     "coach_message_post", "context_for", "conversation_start", "learner_create", "learner_tz",
     "message_mark_unanswered", "message_receive", "message_status_set", "plan_options", "profile_apply_onboarding",
-    "profile_line",
-    "profile_restore", "profile_update", "reschedule_options", "session_reschedule", "session_schedule",
+    "profile_line", "profile_restore", "profile_update", "reschedule_options", "session_cancel", "session_due",
+    "session_makeup_apply", "session_makeup_undo", "session_move", "session_reschedule", "session_schedule",
     "session_status_set", "session_unschedule", "sessions_status_set_bulk", "staff_demo_user_ensure",
     "week_start_for",
 ]

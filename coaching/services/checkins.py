@@ -9,6 +9,8 @@ from coaching.models import CheckIn, CompletionSource, Learner, Message, Planned
 from coaching.services.session_status import StatusSource, session_status_set
 from core.errors import ApplicationError
 
+_STATUS_OF = {"completed": SessionStatus.COMPLETED, "skipped": SessionStatus.SKIPPED}
+
 
 @transaction.atomic
 def checkin_log(*, learner: Learner, outcome: str, session: PlannedSession | None = None,
@@ -21,6 +23,15 @@ def checkin_log(*, learner: Learner, outcome: str, session: PlannedSession | Non
     if session is not None:
         if session.plan.learner_id != learner.id:
             raise ApplicationError("session belongs to another learner", field="session_id", status=404)
+        if session.status in (SessionStatus.CANCELLED, SessionStatus.REPLACED):
+            raise ApplicationError(f"this session was {session.status}: report the session that took its place, "
+                                   "or a check-in without a session", code="session_withdrawn", field="session_id",
+                                   status=409)
+        # The same report again ("done" twice) is the same check-in, not a second one: a session is
+        # reported once; a changed report ("done", then "skipped") is a new check-in that changes it.
+        latest = CheckIn.objects.filter(session=session).order_by("-created_at", "-pk").first()
+        if latest is not None and latest.outcome == outcome and session.status == _STATUS_OF[outcome]:
+            return latest
         session = session_status_set(
             session=session, to_status=SessionStatus.COMPLETED if outcome == "completed" else SessionStatus.SKIPPED,
             source=changed_by, completion_source=source,

@@ -1,16 +1,19 @@
-"""Plans and planned sessions: scheduling, moving and taking back sessions, and the weekly and
-catch-up options the coach offers (computed in code, never by the model)."""
+"""Plans and planned sessions: scheduling, moving, cancelling and replacing sessions (a session
+is never deleted once planned), and the weekly and catch-up options the coach offers (computed
+in code, never by the model)."""
 
 from __future__ import annotations
 
 from datetime import date, datetime, timedelta
 from decimal import Decimal
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from coaching.models import Learner, LearnerProfile, Plan, PlannedSession, SessionStatus
+from coaching.models import Learner, LearnerProfile, Plan, PlannedSession, SessionStatus, SessionStatusChange
 from coaching.services.learners import learner_tz
+from coaching.services.session_status import StatusSource, session_status_set
 from coaching.turn.reading.plan_request import PlanRequest
 from core.errors import ApplicationError
 
@@ -67,42 +70,195 @@ def session_schedule(*, learner: Learner, start: datetime, duration_minutes: int
                                          topic=topic[:200])
 
 
+def session_due(session: PlannedSession, now: datetime | None = None) -> bool:
+    """Its planned start + duration + the missed grace has passed: the session counts in its week
+    (the research export's definition of due). From then on it is history: it may be reported
+    (done, skipped) but not moved, resized or cancelled, so its week keeps it."""
+    grace = timedelta(minutes=settings.BLOOM_MISSED_GRACE_MINUTES + session.duration_minutes)
+    return session.planned_start + grace <= (now or timezone.now())
+
+
+def _locked_open_session(session: PlannedSession) -> PlannedSession:
+    """The session's row, locked, if it may still change: planned and not yet due (409 otherwise)."""
+    row = PlannedSession.objects.select_for_update().select_related("plan__learner").get(pk=session.pk)
+    if row.status != SessionStatus.PLANNED:
+        raise ApplicationError(f"only planned sessions can be moved or cancelled (this one is {row.status})",
+                               code="not_planned", field="status", status=409)
+    if session_due(row):
+        raise ApplicationError(
+            "this session's time has passed: it stays in its week; report it as done or skipped instead",
+            code="session_due", field="session", status=409)
+    return row
+
+
+def _reason(reason: str) -> str:
+    reason = (reason or "").strip()
+    if not reason:
+        raise ApplicationError("a reason is required", code="reason_required", field="reason")
+    return reason[:200]
+
+
+def _move(row: PlannedSession, *, start: datetime | None, duration_minutes: int | None, reason: str) -> None:
+    """Move/resize a locked, open session in place: one UPDATE and one audit row (source move)."""
+    learner = row.plan.learner
+    old_start = row.planned_start
+    minutes = _session_minutes(duration_minutes) if duration_minutes is not None else row.duration_minutes
+    new_start = _session_start(learner, start) if start is not None else old_start
+    _claim_time(learner, new_start, minutes, moving=row.pk)
+    row.planned_start, row.duration_minutes = new_start, minutes
+    row.plan, _ = Plan.objects.get_or_create(learner=learner, week_start=week_start_for(learner, new_start))
+    row.save(update_fields=["planned_start", "duration_minutes", "plan"])
+    SessionStatusChange.objects.create(session=row, from_status=row.status, to_status=row.status,
+                                       source=StatusSource.MOVE, detail=reason, from_start=old_start,
+                                       to_start=new_start)
+
+
+@transaction.atomic
+def session_move(*, session: PlannedSession, start: datetime, duration_minutes: int | None = None,
+                 reason: str) -> PlannedSession:
+    """Move one named planned session to `start` (and optionally a new length): the same row, one
+    write, one audit row with from_start/to_start. Undo = move it back to the audit row's
+    `from_start`. Refused (409) when the session is not planned or already due (its week keeps
+    it), and by the scheduling rules (not in the past, 5-600 min, no overlap)."""
+    row = _locked_open_session(session)
+    _move(row, start=start, duration_minutes=duration_minutes, reason=_reason(reason))
+    return row
+
+
+@transaction.atomic
+def session_cancel(*, session: PlannedSession, reason: str) -> PlannedSession:
+    """Take a planned session out of the plan with a reason: status `cancelled`, audited, never
+    deleted. Only before it is due; a session whose time has passed is reported, not cancelled."""
+    reason = _reason(reason)
+    row = _locked_open_session(session)
+    return session_status_set(session=row, to_status=SessionStatus.CANCELLED, source=StatusSource.CANCEL,
+                              detail=reason)
+
+
+UNDO_REASON = "taken back: undo of the coach's scheduling"
+
+
 @transaction.atomic
 def session_unschedule(*, learner: Learner, session_id: int) -> bool:
-    """Take back a session the coach scheduled, if nothing was reported on it yet."""
-    deleted, _ = PlannedSession.objects.filter(pk=session_id, plan__learner=learner,
-                                               status=SessionStatus.PLANNED).delete()
-    return bool(deleted)
+    """Take back a session the coach scheduled (the chat's undo), if nothing was reported on it and
+    it is not yet due. The session is cancelled (reason UNDO_REASON), not deleted: an export made
+    in between may already have listed it as pending, so the row and its audit stay. False when
+    there is no such session or it can no longer be taken back."""
+    session = PlannedSession.objects.filter(pk=session_id, plan__learner=learner,
+                                            status=SessionStatus.PLANNED).first()
+    if session is None or session_due(session):
+        return False
+    session_cancel(session=session, reason=UNDO_REASON)
+    return True
 
 
 @transaction.atomic
 def session_reschedule(*, session: PlannedSession, start: datetime | None = None,
-                       duration_minutes: int | None = None, topic: str | None = None) -> PlannedSession:
+                       duration_minutes: int | None = None, topic: str | None = None,
+                       reason: str = "rescheduled") -> PlannedSession:
     """Move or change a planned session, with the same rules as `session_schedule` (5-600 min,
-    not in the past). A session already reported (completed, skipped, missed) is history and is
-    not moved. A new start in another week moves the session to that week's plan."""
-    session = PlannedSession.objects.select_for_update().select_related("plan__learner").get(pk=session.pk)
-    if session.status != SessionStatus.PLANNED:
-        raise ApplicationError(f"only planned sessions can be rescheduled (this one is {session.status})",
-                               code="not_planned", field="status", status=409)
-    learner = session.plan.learner
-    fields: list[str] = []
-    if duration_minutes is not None:
-        session.duration_minutes = _session_minutes(duration_minutes)
-        fields.append("duration_minutes")
+    not in the past). A session already reported (completed, skipped, missed) or already due is
+    history and is not moved. A new start in another week moves the session to that week's plan;
+    a change of time or length is audited like `session_move`."""
+    row = _locked_open_session(session)
     if topic is not None:
-        session.topic = topic[:200]
-        fields.append("topic")
-    new_start = _session_start(learner, start) if start is not None else None
-    if new_start is not None or duration_minutes is not None:
-        _claim_time(learner, new_start or session.planned_start, session.duration_minutes, moving=session.pk)
-    if new_start is not None:
-        session.planned_start = new_start
-        session.plan, _ = Plan.objects.get_or_create(learner=learner, week_start=week_start_for(learner, new_start))
-        fields += ["planned_start", "plan"]
-    if fields:
-        session.save(update_fields=fields)
-    return session
+        row.topic = topic[:200]
+        row.save(update_fields=["topic"])
+    if start is not None or duration_minutes is not None:
+        _move(row, start=start, duration_minutes=duration_minutes, reason=_reason(reason))
+    for name in ("planned_start", "duration_minutes", "plan", "topic"):
+        setattr(session, name, getattr(row, name))
+    return row
+
+
+def _option_slots(option: dict) -> list[tuple[datetime, int, str]]:
+    try:
+        return [(datetime.fromisoformat(str(s["start"])), int(s["minutes"]), str(s.get("topic", "")))
+                for s in option["sessions"]]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ApplicationError(f"not a plan option: {exc}", code="invalid_option", field="option") from exc
+
+
+@transaction.atomic
+def session_makeup_apply(*, learner: Learner, option: dict, reason: str) -> list[PlannedSession]:
+    """Apply a make-up / reschedule option (`reschedule_options`, or any option with `replaces`,
+    a list of session ids): the sessions it names are replaced, never added to. With one slot per
+    replaced session, a planned, not-yet-due session is MOVED to its slot (same row, audited like
+    `session_move`); a missed or overdue one stays in its week's history with status `replaced`
+    (`replaced_by` the new session at its slot), so the make-up takes its place instead of adding
+    one. With fewer slots (several sessions fitted into one), every replaced session becomes
+    `replaced` by the first new one. A completed or skipped session cannot be replaced (409).
+    An option without `replaces` just schedules its slots. Returns the slots' sessions, in order."""
+    reason = _reason(reason)
+    slots = _option_slots(option)
+    ids = [int(i) for i in option.get("replaces") or []]
+    rows = {s.pk: s for s in PlannedSession.objects.select_for_update().select_related("plan__learner")
+            .filter(pk__in=ids, plan__learner=learner)}
+    if len(rows) != len(set(ids)):
+        raise ApplicationError("the option names a session this learner does not have", code="not_found",
+                               field="replaces", status=404)
+    old = [rows[i] for i in ids]
+    for row in old:
+        if row.status not in (SessionStatus.PLANNED, SessionStatus.MISSED):
+            raise ApplicationError(f"a {row.status} session cannot be replaced", code="not_replaceable",
+                                   field="replaces", status=409)
+    paired = len(slots) == len(old)
+    result: list[PlannedSession] = []
+    replaced: list[tuple[PlannedSession, PlannedSession]] = []  # (old, the session taking its place)
+    for index, (start, minutes, topic) in enumerate(slots):
+        row = old[index] if paired else None
+        if row is not None and row.status == SessionStatus.PLANNED and not session_due(row):
+            _move(row, start=start, duration_minutes=minutes, reason=reason)
+            result.append(row)
+            continue
+        new = session_schedule(learner=learner, start=start, duration_minutes=minutes,
+                               topic=topic or (row.topic if row else ""))
+        result.append(new)
+        if row is not None:
+            replaced.append((row, new))
+    if not paired and result:
+        replaced = [(row, result[0]) for row in old]
+    for row, new in replaced:
+        row.replaced_by = new
+        row.save(update_fields=["replaced_by"])
+        session_status_set(session=row, to_status=SessionStatus.REPLACED, source=StatusSource.MAKEUP,
+                           detail=f"{reason} (by session {new.public_id})")
+    return result
+
+
+@transaction.atomic
+def session_makeup_undo(*, learner: Learner, session_ids: list[int], reason: str) -> int:
+    """Take back `session_makeup_apply` (the chat's undo of the turn that applied it), given the ids
+    of the sessions it returned: a session it moved goes back to where its last move took it from;
+    a session it created is cancelled, and the sessions it replaced get back the status they had
+    (audited each). Only while the sessions are still planned and not due; returns how many of
+    `session_ids` were taken back."""
+    reason = _reason(reason)
+    undone = 0
+    for session in PlannedSession.objects.filter(pk__in=session_ids, plan__learner=learner,
+                                                 status=SessionStatus.PLANNED):
+        if session_due(session):
+            continue
+        replaced = list(PlannedSession.objects.select_for_update().filter(replaced_by=session,
+                                                                          status=SessionStatus.REPLACED))
+        if replaced:
+            for row in replaced:
+                before = (row.status_changes.filter(to_status=SessionStatus.REPLACED).order_by("-changed_at", "-pk")
+                          .values_list("from_status", flat=True).first()) or SessionStatus.MISSED
+                row.replaced_by = None
+                row.save(update_fields=["replaced_by"])
+                session_status_set(session=row, to_status=before, source=StatusSource.MAKEUP, detail=reason)
+            session_cancel(session=session, reason=reason)
+            undone += 1
+            continue
+        move = session.status_changes.filter(source=StatusSource.MOVE).order_by("-changed_at", "-pk").first()
+        if move is not None and move.to_start == session.planned_start and move.from_start > timezone.now():
+            _move(_locked_open_session(session), start=move.from_start, duration_minutes=None, reason=reason)
+            undone += 1
+        elif move is None:
+            session_cancel(session=session, reason=reason)  # created by the option, replacing nothing
+            undone += 1
+    return undone
 
 
 def reschedule_options(*, learner: Learner, profile: LearnerProfile, missed: list[PlannedSession],

@@ -22,6 +22,9 @@ class StatusSource:
     CALENDAR = "calendar"  # the learner's calendar export, imported
     MISSED_TASK = "missed_task"  # the periodic sweep that marks unreported sessions missed
     STAFF = "staff"
+    MOVE = "move"  # a planned session moved to another time (from_start → to_start; status unchanged)
+    CANCEL = "cancel"  # taken out of the plan with a reason, or taken back by the chat's undo
+    MAKEUP = "makeup"  # a missed or overdue session replaced by a make-up session
 
 
 @transaction.atomic
@@ -46,7 +49,8 @@ def session_status_set(*, session: PlannedSession, to_status: str, source: str,
         row.save(update_fields=changed)
     if from_status != to_status:
         SessionStatusChange.objects.create(session=row, from_status=from_status, to_status=to_status,
-                                           source=source, detail=detail[:200])
+                                           source=source, detail=detail[:200],
+                                           completion_source=new["completion_source"])
     if session is not row:
         for name in new:
             setattr(session, name, getattr(row, name))

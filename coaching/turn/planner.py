@@ -22,8 +22,16 @@ from coaching.turn.state import Run
 
 
 def _schedule_chosen(run, toolbox, chosen: dict) -> tuple[str, int]:
-    """Code acts on the option it offered: one schedule_session call per slot, then says what it
-    did. Returns the confirmation and how many sessions were scheduled."""
+    """Code acts on the option it offered: one schedule_session call per slot (a make-up replaces
+    the sessions it names, in one write), then says what it did. Returns the confirmation and how
+    many sessions were scheduled."""
+    if chosen.get("replaces"):
+        result = toolbox.call("apply_makeup", {"option": chosen}, by="code")
+        if "error" in result:
+            return f"I couldn't put that in place: {result['error']}. Nothing was changed.", 0
+        n = len(result["scheduled"])
+        return (f"Moved: {chosen['summary']} ({n} session{'s' if n != 1 else ''} in place of the missed "
+                f"one{'s' if len(result['replaces']) != 1 else ''}). Say “undo” to take it back."), n
     for s in chosen["sessions"]:
         toolbox.call("schedule_session", {"start": s["start"], "minutes": s["minutes"], "topic": s["topic"]},
                      by="code")

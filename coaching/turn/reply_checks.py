@@ -449,6 +449,8 @@ def trim_dangling(text: str) -> str:
 # "the session you had scheduled for Monday"), negations ("I haven't scheduled anything").
 ACTION_BACKING = {"schedule": "schedule_session", "log": "log_checkin", "cancel": "cancel_session",
                   "reminder": "set_reminder"}
+# A move or a make-up put in place backs a claim of scheduling too ("I've moved it to Friday").
+_ALSO_BACKING = {"schedule": ("move_session", "apply_makeup")}
 
 _SESSION_NOUN = r"(?:sessions?|practices?|practice sessions?|lessons?|slots?|classes|class|runs?|swims?|workouts?)"
 _OBJECT = (r"(?:it|them|that|this|those|these|both(?: of them)?|one|(?:your|the|a|an|another|two|three|four|\d+|"
@@ -539,7 +541,7 @@ def action_claims(text: str, done: Iterable[str] = ()) -> list[tuple[str, str]]:
         question = sentence.rstrip().endswith("?")
         for kind, form, pattern in _ACTIONS:
             tool = ACTION_BACKING[kind]
-            if tool in done or kind in found:
+            if tool in done or kind in found or any(t in done for t in _ALSO_BACKING.get(kind, ())):
                 continue
             match = pattern.search(sentence)
             if not match:

@@ -13,7 +13,14 @@ from typing import Any
 
 from coaching.models import Learner, Message, PlannedSession
 from coaching.selectors import profile_get, progress_for, sessions_upcoming
-from coaching.services import checkin_log, profile_line, session_reschedule, session_schedule, session_unschedule
+from coaching.services import (
+    checkin_log,
+    profile_line,
+    session_cancel,
+    session_makeup_apply,
+    session_move,
+    session_schedule,
+)
 from core.errors import ApplicationError
 from core.llm import ToolSpec
 from memory.rules import neutralise
@@ -39,6 +46,9 @@ SPECS: dict[str, ToolSpec] = {
         {"type": "object", "properties": {"session_id": {"type": "integer"},
                                           "start": {"type": "string", "description": "ISO 8601 date-time"}},
          "required": ["session_id", "start"]}),
+    "apply_makeup": ToolSpec(
+        "apply_makeup", "Put make-up sessions in place of the sessions an option replaces.",
+        {"type": "object", "properties": {"option": {"type": "object"}}, "required": ["option"]}),
     "cancel_session": ToolSpec(
         "cancel_session", "Cancel one planned session.",
         {"type": "object", "properties": {"session_id": {"type": "integer"}}, "required": ["session_id"]}),
@@ -50,7 +60,7 @@ SPECS: dict[str, ToolSpec] = {
 # Read-only tools the model may call in the tool loop. Actions (schedule, log) are taken by code
 # from parsed learner input: the 0.5B model is unreliable at choosing them.
 READ_TOOLS = ["get_profile", "get_plan", "get_progress", "search_memory"]
-ACTION_TOOLS = {"schedule_session", "move_session", "cancel_session", "log_checkin"}
+ACTION_TOOLS = {"schedule_session", "move_session", "cancel_session", "apply_makeup", "log_checkin"}
 
 
 def _session_json(session: PlannedSession) -> dict:
@@ -140,14 +150,18 @@ class ToolBox:
     def _t_move_session(self, session_id: int, start: str) -> dict:
         session = self._own_session(session_id)
         previous = _session_json(session)
-        moved = session_reschedule(session=session, start=datetime.fromisoformat(str(start)))
+        moved = session_move(session=session, start=datetime.fromisoformat(str(start)),
+                             reason="the learner asked in chat")
         return {"moved": _session_json(moved), "previous": previous}
+
+    def _t_apply_makeup(self, option: dict) -> dict:
+        sessions = session_makeup_apply(learner=self.learner, option=option, reason="the learner chose a make-up")
+        return {"scheduled": [_session_json(s) for s in sessions], "replaces": list(option.get("replaces") or [])}
 
     def _t_cancel_session(self, session_id: int) -> dict:
         session = self._own_session(session_id)
         cancelled = _session_json(session)
-        if not session_unschedule(learner=self.learner, session_id=session.pk):
-            raise ApplicationError(f"only a planned session can be cancelled (this one is {session.status})")
+        session_cancel(session=session, reason="the learner asked in chat")
         return {"cancelled": cancelled}
 
     def _t_log_checkin(self, outcome: str, session_id: int | None = None) -> dict:

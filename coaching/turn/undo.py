@@ -6,10 +6,17 @@ from datetime import datetime
 
 from coaching import onboarding
 from coaching.models import OnboardingStep, PlannedSession
-from coaching.services import checkin_undo, profile_restore, session_reschedule, session_schedule, session_unschedule
+from coaching.services import (
+    checkin_undo,
+    profile_restore,
+    session_makeup_undo,
+    session_move,
+    session_schedule,
+    session_unschedule,
+)
 from core.errors import ApplicationError
 
-UNDOABLE = ("log_checkin", "schedule_session", "move_session", "cancel_session", "profile_update")
+UNDOABLE = ("log_checkin", "schedule_session", "move_session", "cancel_session", "apply_makeup", "profile_update")
 
 
 def undoable_writes(turn) -> list[dict]:
@@ -34,11 +41,16 @@ def undo_turn(run, previous, toolbox) -> str:
             session = PlannedSession.objects.filter(pk=result["moved"]["id"], plan__learner=run.learner).first()
             try:
                 if session is not None:
-                    session_reschedule(session=session, start=datetime.fromisoformat(result["previous"]["start"]))
+                    session_move(session=session, start=datetime.fromisoformat(result["previous"]["start"]),
+                                 reason="the learner said undo")
                     said.append("the move")
             except ApplicationError as exc:  # the old time has passed, or is taken now
                 toolbox.calls.append({"name": "undo_move", "arguments": {}, "result": {"error": str(exc)},
                                       "ok": False, "by": "code"})
+        elif call["name"] == "apply_makeup" and result.get("scheduled"):
+            if session_makeup_undo(learner=run.learner, session_ids=[s["id"] for s in result["scheduled"]],
+                                   reason="the learner said undo"):
+                said.append("a scheduled session")
         elif call["name"] == "cancel_session" and result.get("cancelled"):
             old = result["cancelled"]
             try:

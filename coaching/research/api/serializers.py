@@ -20,7 +20,7 @@ class CalendarFeedOutSerializer(serializers.Serializer):
 
 class CalendarImportOutSerializer(serializers.Serializer):
     matched_uid = serializers.IntegerField()
-    matched_time = serializers.IntegerField()
+    bloom_feed = serializers.IntegerField(help_text="events of Bloom's own feed in the file: never evidence")
     already_done = serializers.IntegerField()
     unmatched = serializers.IntegerField()
     not_ended = serializers.IntegerField()

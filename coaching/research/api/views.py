@@ -29,7 +29,13 @@ from coaching.research.api.serializers import (
 )
 from coaching.research.calendar import FEED_HISTORY_DAYS, render_feed
 from coaching.research.codebook import codebook_markdown
-from coaching.research.export import as_async_iterator, export_records, logged_csv_stream, write_parquet
+from coaching.research.export import (
+    as_async_iterator,
+    export_records,
+    export_stamp,
+    logged_csv_stream,
+    write_parquet,
+)
 from coaching.research.models import Study
 from core.errors import error_response
 from core.identity.auth import ApiTokenAuthentication
@@ -41,7 +47,10 @@ def _client_authentication() -> list:
 
 
 def export_filename(study: Study, exported_at: dt.datetime, ext: str) -> str:
-    return f"bloom-adherence-study-{study.public_id}-{exported_at:%Y%m%dT%H%M%SZ}.{ext}"
+    """Stamped with the export time the rows carry (shifted with the study's dates), never the
+    real one: the difference of the two would be the shift."""
+    stamp = export_stamp(study=study, exported_at=exported_at)
+    return f"bloom-adherence-study-{study.public_id}-{stamp:%Y%m%dT%H%M%SZ}.{ext}"
 
 
 def export_response(*, request: HttpRequest, study: Study, fmt: str, via: str,

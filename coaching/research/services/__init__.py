@@ -18,8 +18,11 @@ from coaching.research.services.calendars import (
 )
 from coaching.research.services.enrolment import (
     UNKNOWN_STRATUM,
+    enrollment_arms_apply,
     enrollment_create,
     enrollment_withdraw,
+    enrollments_keep_on_learner_delete,
+    enrollments_learner_erased,
     learner_treatment_follows_enrollment,
 )
 from coaching.research.services.export_logs import export_log_finish, export_log_start
@@ -35,7 +38,8 @@ from coaching.research.services.studies import arm_for_slot, block_arms, study_c
 
 __all__ = [
     "UNKNOWN_STRATUM", "ImportResult", "arm_for_slot", "block_arms", "calendar_feed_create", "calendar_feed_touch",
-    "calendar_import", "calendar_subscription_confirm", "enrollment_create", "enrollment_withdraw",
+    "calendar_import", "calendar_subscription_confirm", "enrollment_arms_apply", "enrollment_create",
+    "enrollment_withdraw", "enrollments_keep_on_learner_delete", "enrollments_learner_erased",
     "export_log_finish", "export_log_start", "hash_feed_token", "learner_treatment_follows_enrollment",
     "reminder_channel", "reminder_create", "reminder_deliver", "reminder_text", "reminders_send_due",
     "session_uid", "sessions_mark_missed", "study_create", "study_date_shift_days",

@@ -15,7 +15,6 @@ from django.utils import timezone
 from icalendar import Calendar
 
 from coaching.models import CompletionSource, Learner, PlannedSession, SessionStatus
-from coaching.research import conf
 from coaching.research.models import CalendarFeed
 from coaching.services import StatusSource, session_status_set
 from core.errors import ApplicationError
@@ -75,33 +74,48 @@ def _as_aware(value: dt.date | dt.datetime, tz: ZoneInfo) -> dt.datetime:
     return dt.datetime.combine(value, dt.time(0, 0), tzinfo=tz)  # all-day event: local midnight
 
 
+# Bloom's own feed says so (coaching.research.calendar.render_feed): the calendar's PRODID, and a
+# property on each event that calendar clients copy along when they merge a subscribed feed.
+BLOOM_FEED_PRODID = "-//Bloom//learning sessions//EN"
+BLOOM_FEED_MARKER = "X-BLOOM-FEED"
+
+
 @dataclass
 class ImportResult:
     matched_uid: int = 0
-    matched_time: int = 0
     already_done: int = 0
-    unmatched: int = 0
+    unmatched: int = 0  # events carrying none of this learner's session UIDs (a time match is not evidence)
     not_ended: int = 0
+    bloom_feed: int = 0  # events of Bloom's own feed merged into the file: never evidence
     session_ids: list[uuid.UUID] = field(default_factory=list)  # public ids
 
 
 @transaction.atomic
 def calendar_import(*, learner: Learner, ics: bytes | str, now: dt.datetime | None = None) -> ImportResult:
-    """Mark sessions completed (source=calendar) from a learner's exported calendar. An event
-    counts as done once it has ended and is not cancelled. Match by our UID first, else by a
-    start within ± the match window of a not-yet-completed session. Never overrides a session the
-    learner already reported (their word wins)."""
+    """Mark sessions completed (source=calendar) from the learner's OWN exported calendar: an event
+    is evidence of a session only when it carries that session's UID (the learner's calendar kept
+    Bloom's event as theirs), has ended and is not cancelled. Never a time match alone (an
+    unrelated appointment near a session is not practice), and never Bloom's own feed read back
+    (it lists every session whether practised or not): a file that is Bloom's feed is refused
+    (`bloom_feed`), and feed events merged into a learner's file are skipped. Never overrides a
+    session the learner already reported (their word wins)."""
     now = now or timezone.now()
     tz = ZoneInfo(learner.timezone or "UTC")
     try:
         calendar = Calendar.from_ical(ics)
     except ValueError as exc:
         raise ApplicationError(f"not a valid iCalendar file: {exc}", code="invalid_ics", field="ics")
-    window = dt.timedelta(minutes=conf.calendar_match_window_minutes())
+    if str(calendar.get("PRODID", "")).strip() == BLOOM_FEED_PRODID:
+        raise ApplicationError(
+            "this is Bloom's own calendar feed, which lists every planned session whether it happened or not; "
+            "import the learner's own calendar export instead", code="bloom_feed", field="ics")
     result = ImportResult()
     sessions = PlannedSession.objects.select_for_update().filter(plan__learner=learner)
     for event in calendar.walk("VEVENT"):
         if str(event.get("STATUS", "")).upper() == "CANCELLED" or event.get("DTSTART") is None:
+            continue
+        if event.get(BLOOM_FEED_MARKER) is not None:
+            result.bloom_feed += 1
             continue
         start = _as_aware(event.decoded("DTSTART"), tz)
         if event.get("DTEND") is not None:
@@ -113,24 +127,13 @@ def calendar_import(*, learner: Learner, ics: bytes | str, now: dt.datetime | No
         if end > now:
             result.not_ended += 1
             continue
-        session = None
         by_uid = _session_lookup_from_uid(str(event.get("UID", "")))
-        if by_uid is not None:
-            session = sessions.filter(**by_uid).first()
-            if session is not None:
-                result.matched_uid += 1
-        if session is None:
-            candidates = sessions.filter(
-                planned_start__gte=start - window, planned_start__lte=start + window,
-                status__in=[SessionStatus.PLANNED, SessionStatus.MISSED],
-            )
-            session = min(candidates, key=lambda s: abs(s.planned_start - start), default=None)
-            if session is not None:
-                result.matched_time += 1
+        session = sessions.filter(**by_uid).first() if by_uid is not None else None
         if session is None:
             result.unmatched += 1
             continue
-        if session.status in (SessionStatus.COMPLETED, SessionStatus.SKIPPED):
+        result.matched_uid += 1
+        if session.status not in (SessionStatus.PLANNED, SessionStatus.MISSED):
             result.already_done += 1
             continue
         session_status_set(

@@ -21,8 +21,17 @@ def _hmac_bytes(secret: str, label: str) -> bytes:
 def study_create(
     *, name: str, start_date: dt.date, arms: list[str] | None = None, cohort: str = "",
     duration_weeks: int = 12, date_shift_enabled: bool = False, secret: str | None = None,
+    intended_sessions_per_week: int, intended_use: str,
 ) -> Study:
+    """A study states its intended use when it is created (sessions per week the protocol asks
+    of every participant, and in words why): the primary outcome is measured against it, so it
+    is fixed before anyone is enrolled and exported with every row."""
     arms = list(arms or [StudyArm.COACH, StudyArm.TRACKER])
+    if not 1 <= int(intended_sessions_per_week) <= 21 or not intended_use.strip():
+        raise ApplicationError(
+            "a study needs its intended use: intended_sessions_per_week between 1 and 21 and intended_use, a "
+            "sentence saying what the protocol asks of participants and why",
+            code="invalid_intended_use", field="intended_sessions_per_week")
     valid = set(StudyArm.values)
     if len(arms) < 2 or len(set(arms)) != len(arms) or not set(arms) <= valid:
         raise ApplicationError(f"arms must be ≥ 2 distinct values of {sorted(valid)}", code="invalid_arms",
@@ -30,7 +39,8 @@ def study_create(
     kwargs = {"secret": secret} if secret else {}
     return Study.objects.create(
         name=name, start_date=start_date, arms=arms, cohort=cohort, duration_weeks=duration_weeks,
-        date_shift_enabled=date_shift_enabled, **kwargs,
+        date_shift_enabled=date_shift_enabled, intended_sessions_per_week=int(intended_sessions_per_week),
+        intended_use=intended_use.strip(), **kwargs,
     )
 
 

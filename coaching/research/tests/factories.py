@@ -42,3 +42,7 @@ def session(learner_obj: Learner, start: dt.datetime, *, minutes: int = 30, stat
         plan=plan, planned_start=start, duration_minutes=minutes, status=status, completed_at=completed_at,
         completion_source="self_report" if status == "completed" else "", topic=topic,
     )
+
+
+# Every study states its intended use at creation (services.study_create requires it).
+INTENDED_USE = {"intended_sessions_per_week": 3, "intended_use": "three study sessions a week (test protocol)"}

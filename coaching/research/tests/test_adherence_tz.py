@@ -10,6 +10,7 @@ from coaching.research import services
 from coaching.research.adherence import ADHERENCE_COLUMNS, adherence_rows
 from coaching.research.export import csv_chunks, export_records, pseudonymous_id
 from coaching.research.tests import factories as f
+from coaching.research.tests.factories import INTENDED_USE
 
 pytestmark = pytest.mark.django_db
 AS_OF = dt.datetime(2027, 1, 1, tzinfo=dt.UTC)
@@ -29,7 +30,7 @@ def _by_week(study, learner_id):
 def _weeks_across_dst(tz: str, study_start: dt.date, sunday: dt.date):
     """One learner in `tz`; a completed session Sunday 23:30 local (last day of study week 2)
     and a planned one Monday 00:30 local (first day of week 3), the Sunday being a DST change day."""
-    study = services.study_create(name=f"dst-{tz}-{sunday}", start_date=study_start, duration_weeks=4)
+    study = services.study_create(**INTENDED_USE, name=f"dst-{tz}-{sunday}", start_date=study_start, duration_weeks=4)
     learner = f.learner(f.client(), tz=tz)
     services.enrollment_create(study=study, learner=learner, enrolled_at=f.local(tz, *study_start.timetuple()[:3], 9))
     late = f.local(tz, sunday.year, sunday.month, sunday.day, 23, 30)
@@ -70,7 +71,7 @@ def test_sunday_2330_local_stays_in_its_week_across_dst(tz, study_start, sunday)
 
 
 def test_na_ratio_when_nothing_planned():
-    study = services.study_create(name="na", start_date=dt.date(2026, 3, 2), duration_weeks=3)
+    study = services.study_create(**INTENDED_USE, name="na", start_date=dt.date(2026, 3, 2), duration_weeks=3)
     learner = f.learner(f.client(), tz="Asia/Kolkata")
     services.enrollment_create(study=study, learner=learner, enrolled_at=f.local("Asia/Kolkata", 2026, 3, 2, 10))
     f.session(learner, f.local("Asia/Kolkata", 2026, 3, 3, 18), status="completed")
@@ -88,7 +89,7 @@ def test_na_ratio_when_nothing_planned():
 
 
 def test_adherent_threshold_is_inclusive_at_point_eight():
-    study = services.study_create(name="threshold", start_date=dt.date(2026, 3, 2), duration_weeks=2)
+    study = services.study_create(**INTENDED_USE, name="threshold", start_date=dt.date(2026, 3, 2), duration_weeks=2)
     learner = f.learner(f.client())
     services.enrollment_create(study=study, learner=learner, enrolled_at=f.local("UTC", 2026, 3, 2))
     for day in range(5):  # week 1: 4 of 5 completed = 0.8 → adherent
@@ -101,7 +102,7 @@ def test_adherent_threshold_is_inclusive_at_point_eight():
 
 
 def test_rows_stop_at_withdrawal_and_as_of():
-    study = services.study_create(name="dropout", start_date=dt.date(2026, 3, 2), duration_weeks=6)
+    study = services.study_create(**INTENDED_USE, name="dropout", start_date=dt.date(2026, 3, 2), duration_weeks=6)
     a, b = f.learner(f.client()), f.learner(f.client("other"))
     ea = services.enrollment_create(study=study, learner=a, enrolled_at=f.local("UTC", 2026, 3, 2))
     services.enrollment_create(study=study, learner=b, enrolled_at=f.local("UTC", 2026, 3, 10))  # week 2
@@ -128,7 +129,7 @@ def test_future_and_in_grace_sessions_are_pending_not_missed():
     """Point 2. Before: exported on a Tuesday, a session planned for that Friday made the week
     `planned 1, completed 0, ratio 0.0, adherent 0`. Now a session counts only once it is due
     (planned start + duration + grace); until then it is pending and the week is not complete."""
-    study = services.study_create(name="future", start_date=dt.date(2026, 3, 2), duration_weeks=4)
+    study = services.study_create(**INTENDED_USE, name="future", start_date=dt.date(2026, 3, 2), duration_weeks=4)
     api_client = f.client()
     only_friday, mixed = f.learner(api_client), f.learner(api_client)
     for learner in (only_friday, mixed):
@@ -169,7 +170,7 @@ def test_a_report_after_midnight_counts_for_the_sessions_day(clock):
     from coaching import services as coaching_services
 
     tz = "Europe/Berlin"
-    study = services.study_create(name="midnight", start_date=dt.date(2026, 3, 2), duration_weeks=3)
+    study = services.study_create(**INTENDED_USE, name="midnight", start_date=dt.date(2026, 3, 2), duration_weeks=3)
     learner = f.learner(f.client(), tz=tz)
     services.enrollment_create(study=study, learner=learner, enrolled_at=f.local(tz, 2026, 3, 2, 9))
     clock.set(f.local(tz, 2026, 3, 7, 12))

@@ -19,6 +19,7 @@ from coaching.research.codebook import COLUMN_NAMES, codebook_csv, codebook_mark
 from coaching.research.export import as_async_iterator
 from coaching.research.models import ExportLog
 from coaching.research.tests import factories as f
+from coaching.research.tests.factories import INTENDED_USE
 
 pytestmark = pytest.mark.django_db
 
@@ -26,7 +27,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def study():
     start = (timezone.now() - dt.timedelta(days=21)).date()
-    study = services.study_create(name="api", start_date=start, duration_weeks=6, cohort="c1")
+    study = services.study_create(**INTENDED_USE, name="api", start_date=start, duration_weeks=6, cohort="c1")
     api_client = f.client()
     for i, tz in enumerate(["Europe/Berlin", "America/New_York", "UTC"]):
         learner = f.learner(api_client, tz=tz, name=f"Person {i}")

@@ -12,15 +12,18 @@ from django.urls import reverse
 
 from coaching.research import services
 from coaching.research.codebook import COLUMN_NAMES
+from coaching.research.export import SUMMARY_COLUMNS
 from coaching.research.models import ExportLog
 from coaching.research.simulation import simulate
+from coaching.research.tests.factories import INTENDED_USE
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def study():
-    study = services.study_create(name="cmd", start_date=dt.date(2026, 3, 2), duration_weeks=4, cohort="k")
+    study = services.study_create(**INTENDED_USE,
+                                  name="cmd", start_date=dt.date(2026, 3, 2), duration_weeks=4, cohort="k")
     simulate(study=study, n_learners=12, seed=7)
     return study
 
@@ -31,7 +34,8 @@ def test_command_writes_csv_codebook_and_log(study, tmp_path):
     with out.open() as fh:
         rows = list(csv.DictReader(fh))
     assert list(rows[0]) == COLUMN_NAMES and len(rows) > 12
-    assert (tmp_path / "export.csv.codebook.md").read_text().count("| `") == len(COLUMN_NAMES)
+    # Every column of both files (the export and its summary) has its row in the codebook.
+    assert (tmp_path / "export.csv.codebook.md").read_text().count("| `") == len(COLUMN_NAMES) + len(SUMMARY_COLUMNS)
     log = ExportLog.objects.get()
     assert (log.via, log.format, log.row_count, log.user_id) == ("command", "csv", len(rows), None)
 
@@ -66,7 +70,12 @@ def test_dashboard_renders_svg_chart_and_counts(client, study):
     for arm, total in totals.items():
         assert total.planned_sessions == sum(r.planned_sessions for r in weekly if r.arm == arm)
         assert total.pooled_ratio == total.completed_sessions / total.planned_sessions
-    assert "pooled ratio" in html and "mean of ratios" in html
+    assert "pooled ratio" in html and "mean of ratios" in html and "mean protocol adherence" in html
+    for arm, total in totals.items():  # the primary outcome weighs every participant-week, planned or not
+        weeks = [r for r in weekly if r.arm == arm]
+        assert total.participant_weeks == sum(r.participant_weeks for r in weeks)
+        assert total.mean_protocol_adherence == pytest.approx(
+            sum(r.mean_protocol_adherence * r.participant_weeks for r in weeks) / total.participant_weeks)
     assert study.secret not in html
     changelist = client.get(reverse("admin:research_study_changelist")).content.decode()
     assert study.secret not in changelist

@@ -14,7 +14,6 @@ from coaching.research import conf, services
     ("env", "variable", "detail"),
     [
         ({"BLOOM_MISSED_GRACE_MINUTES": "two hours"}, "BLOOM_MISSED_GRACE_MINUTES", "not an integer"),
-        ({"BLOOM_CALENDAR_MATCH_WINDOW_MINUTES": "-5"}, "BLOOM_CALENDAR_MATCH_WINDOW_MINUTES", "must be >= 0"),
         ({"BLOOM_REMINDER_WINDOW_MINUTES": "0"}, "BLOOM_REMINDER_WINDOW_MINUTES", "must be >= 1"),
         ({"BLOOM_REMINDER_HOOK": "email"}, "BLOOM_REMINDER_HOOK", "not an http(s) URL"),
     ],
@@ -28,8 +27,7 @@ def test_bad_research_setting_stops_start_up_with_one_line(env, variable, detail
 
 
 def test_defaults_and_overrides_come_from_settings():
-    assert (conf.missed_grace_minutes(), conf.calendar_match_window_minutes(), conf.reminder_window_minutes(),
-            conf.reminder_hook()) == (120, 60, 120, "none")
+    assert (conf.missed_grace_minutes(), conf.reminder_window_minutes(), conf.reminder_hook()) == (120, 120, "none")
     assert services.reminder_channel() == "in_app"
     with override_settings(BLOOM_MISSED_GRACE_MINUTES=5, BLOOM_REMINDER_HOOK="https://hooks.example/bloom"):
         assert conf.missed_grace_minutes() == 5

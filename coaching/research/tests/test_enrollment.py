@@ -10,6 +10,7 @@ from coaching.models import Learner
 from coaching.research import services
 from coaching.research.models import Enrollment
 from coaching.research.tests import factories as f
+from coaching.research.tests.factories import INTENDED_USE
 from core.errors import ApplicationError
 
 pytestmark = pytest.mark.django_db
@@ -26,16 +27,16 @@ def _enrol_all(study, categories):
 
 def test_assignment_is_reproducible_from_the_secret_and_order():
     seq = CATEGORIES * 5
-    a = services.study_create(name="a", start_date=dt.date(2026, 3, 2), secret="s3cret")
-    b = services.study_create(name="b", start_date=dt.date(2026, 3, 2), secret="s3cret")
-    c = services.study_create(name="c", start_date=dt.date(2026, 3, 2), secret="different")
+    a = services.study_create(**INTENDED_USE, name="a", start_date=dt.date(2026, 3, 2), secret="s3cret")
+    b = services.study_create(**INTENDED_USE, name="b", start_date=dt.date(2026, 3, 2), secret="s3cret")
+    c = services.study_create(**INTENDED_USE, name="c", start_date=dt.date(2026, 3, 2), secret="different")
     arms_a, arms_b, arms_c = _enrol_all(a, seq), _enrol_all(b, seq), _enrol_all(c, seq)
     assert arms_a == arms_b
     assert arms_a != arms_c  # 40 coin-like draws: equal by chance with negligible probability
 
 
 def test_stratified_blocks_balance_each_stratum_and_set_learner_arm():
-    study = services.study_create(name="bal", start_date=dt.date(2026, 3, 2))
+    study = services.study_create(**INTENDED_USE, name="bal", start_date=dt.date(2026, 3, 2))
     api_client = f.client()
     learners = [f.learner(api_client, goal_category=c) for c in ["language"] * 12 + ["music"] * 8 + [""] * 4]
     for learner in learners:
@@ -51,7 +52,7 @@ def test_stratified_blocks_balance_each_stratum_and_set_learner_arm():
 
 
 def test_enrolling_twice_returns_the_same_enrollment():
-    study = services.study_create(name="twice", start_date=dt.date(2026, 3, 2))
+    study = services.study_create(**INTENDED_USE, name="twice", start_date=dt.date(2026, 3, 2))
     learner = f.learner(f.client())
     first = services.enrollment_create(study=study, learner=learner, enrolled_at=IN_STUDY)
     assert services.enrollment_create(study=study, learner=learner, enrolled_at=IN_STUDY).pk == first.pk
@@ -59,7 +60,8 @@ def test_enrolling_twice_returns_the_same_enrollment():
 
 
 def test_study_date_shift_is_one_nonzero_whole_week_offset_that_depends_on_the_study():
-    studies = [services.study_create(name=f"shift{i}", start_date=dt.date(2026, 3, 2), date_shift_enabled=True,
+    studies = [services.study_create(**INTENDED_USE,
+                                     name=f"shift{i}", start_date=dt.date(2026, 3, 2), date_shift_enabled=True,
                                      secret="one-secret") for i in range(60)]
     shifts = [services.study_date_shift_days(study=s) for s in studies]
     assert all(s % 7 == 0 and s != 0 and abs(s) <= 26 * 7 for s in shifts)
@@ -80,9 +82,9 @@ def test_date_shift_cannot_be_undone_from_the_file():
     and the `dates_shifted` column say so."""
     from coaching.research.codebook import codebook_markdown
 
-    shifted = services.study_create(name="shifted", start_date=dt.date(2026, 3, 4), duration_weeks=4,
+    shifted = services.study_create(**INTENDED_USE, name="shifted", start_date=dt.date(2026, 3, 4), duration_weeks=4,
                                     date_shift_enabled=True)
-    plain = services.study_create(name="plain", start_date=dt.date(2026, 3, 4), duration_weeks=4)
+    plain = services.study_create(**INTENDED_USE, name="plain", start_date=dt.date(2026, 3, 4), duration_weeks=4)
     api_client = f.client()
     for i in range(6):
         for study in (shifted, plain):
@@ -105,8 +107,10 @@ def test_date_shift_cannot_be_undone_from_the_file():
 
 def test_participant_ids_differ_between_studies_with_the_same_secret():
     """Point 8. Before: HMAC(secret, research_id) only, so two studies given one secret shared ids."""
-    a = services.study_create(name="ida", start_date=dt.date(2026, 3, 2), duration_weeks=2, secret="shared")
-    b = services.study_create(name="idb", start_date=dt.date(2026, 3, 2), duration_weeks=2, secret="shared")
+    a = services.study_create(**INTENDED_USE,
+                              name="ida", start_date=dt.date(2026, 3, 2), duration_weeks=2, secret="shared")
+    b = services.study_create(**INTENDED_USE,
+                              name="idb", start_date=dt.date(2026, 3, 2), duration_weeks=2, secret="shared")
     api_client = f.client()
     learners = [f.learner(api_client) for _ in range(5)]
     for learner in learners:
@@ -128,7 +132,7 @@ def test_baseline_is_frozen_at_enrolment():
     enrolment; `stratum` is the stored stratum."""
     from coaching.models import LearnerProfile
 
-    study = services.study_create(name="baseline", start_date=dt.date(2026, 3, 2), duration_weeks=3)
+    study = services.study_create(**INTENDED_USE, name="baseline", start_date=dt.date(2026, 3, 2), duration_weeks=3)
     learner = f.learner(f.client(), goal_category="music", weekly_hours=5.0, best_time="evening", confidence=8,
                         tz="Europe/Berlin")
     services.enrollment_create(study=study, learner=learner, enrolled_at=IN_STUDY)
@@ -138,6 +142,9 @@ def test_baseline_is_frozen_at_enrolment():
     learner.timezone = "Asia/Tokyo"
     learner.save()
     after = _export(study)
+    # The move itself is visible (timezone_at_export, issue 34 point 9); nothing else changes.
+    assert {r.pop("timezone_at_export") for r in before} == {"Europe/Berlin"}
+    assert {r.pop("timezone_at_export") for r in after} == {"Asia/Tokyo"}
     assert before == after
     assert {(r["goal_category"], r["weekly_hours"], r["best_time"], r["confidence"], r["stratum"], r["timezone"])
             for r in after} == {("music", 5.0, "evening", 8, "music", "Europe/Berlin")}
@@ -148,9 +155,9 @@ def test_enrolment_overlapping_another_study_is_refused_and_treatment_follows_th
     engine delivers. Now an overlapping enrolment is refused with a clear error, a later one (after
     the first ended or was withdrawn) is allowed, and while enrolled study_arm is the arm of the
     active enrolment whatever is saved."""
-    first = services.study_create(name="first", start_date=dt.date(2026, 3, 2), duration_weeks=4)
-    second = services.study_create(name="second", start_date=dt.date(2026, 3, 16), duration_weeks=4)
-    later = services.study_create(name="later", start_date=dt.date(2026, 4, 6), duration_weeks=4)
+    first = services.study_create(**INTENDED_USE, name="first", start_date=dt.date(2026, 3, 2), duration_weeks=4)
+    second = services.study_create(**INTENDED_USE, name="second", start_date=dt.date(2026, 3, 16), duration_weeks=4)
+    later = services.study_create(**INTENDED_USE, name="later", start_date=dt.date(2026, 4, 6), duration_weeks=4)
     api_client = f.client()
     learners = [f.learner(api_client, goal_category=c) for c in ["music", "art"] * 4]
     arms = {}
@@ -189,7 +196,7 @@ def test_enrolment_overlapping_another_study_is_refused_and_treatment_follows_th
 
 
 def test_enrolling_in_an_ended_study_is_refused():
-    study = services.study_create(name="over", start_date=dt.date(2026, 3, 2), duration_weeks=2)
+    study = services.study_create(**INTENDED_USE, name="over", start_date=dt.date(2026, 3, 2), duration_weeks=2)
     with pytest.raises(ApplicationError) as refused:
         services.enrollment_create(study=study, learner=f.learner(f.client()), enrolled_at=f.local("UTC", 2026, 4, 1))
     assert refused.value.code == "study_ended"
@@ -197,6 +204,6 @@ def test_enrolling_in_an_ended_study_is_refused():
 
 def test_invalid_arms_rejected():
     with pytest.raises(ApplicationError):
-        services.study_create(name="bad", start_date=dt.date(2026, 3, 2), arms=["coach", "placebo"])
+        services.study_create(**INTENDED_USE, name="bad", start_date=dt.date(2026, 3, 2), arms=["coach", "placebo"])
     with pytest.raises(ApplicationError):
-        services.study_create(name="bad2", start_date=dt.date(2026, 3, 2), arms=["coach"])
+        services.study_create(**INTENDED_USE, name="bad2", start_date=dt.date(2026, 3, 2), arms=["coach"])

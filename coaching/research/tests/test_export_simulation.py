@@ -18,6 +18,7 @@ from coaching.research import services
 from coaching.research.codebook import COLUMN_NAMES
 from coaching.research.export import csv_chunks, export_records
 from coaching.research.simulation import simulate
+from coaching.research.tests.factories import INTENDED_USE
 
 pytestmark = pytest.mark.django_db
 
@@ -110,7 +111,8 @@ def _na(value: str):
 
 @pytest.fixture
 def simulated():
-    study = services.study_create(name="sim", start_date=START, duration_weeks=WEEKS, cohort="2026-spring")
+    study = services.study_create(**INTENDED_USE,
+                                  name="sim", start_date=START, duration_weeks=WEEKS, cohort="2026-spring")
     data = simulate(study=study, n_learners=200, seed=20261130)
     return study, data
 
@@ -155,7 +157,7 @@ def test_export_matches_independent_computation(simulated):
         assert (None if last is None else int(last)) == exp["last_active_week"], key
         assert (r["goal_category"], r["best_time"]) == (exp["goal_category"], exp["best_time"])
         assert float(r["weekly_hours"]) == exp["weekly_hours"]
-        assert r["schema_version"] == "2" and r["exported_at"] == "2026-07-01T12:00:00Z"
+        assert r["schema_version"] == "3" and r["exported_at"] == "2026-07-01T12:00:00Z"
 
     # Per-arm weekly means (what an analyst computes first).
     def weekly_means(source, ratio_of):

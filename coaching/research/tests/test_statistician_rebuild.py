@@ -30,10 +30,11 @@ from django.core.management import call_command
 from icalendar import Calendar, Event
 
 from coaching import services as coaching
-from coaching.models import CheckIn, Learner, LearnerProfile, Message, PlannedSession
+from coaching.models import CheckIn, Learner, LearnerProfile, Message, PlannedSession, SessionStatusChange
 from coaching.research import services
 from coaching.research.codebook import COLUMN_NAMES, COLUMNS, arrow_schema, arrow_type
 from coaching.research.models import Enrollment
+from coaching.research.tests.factories import INTENDED_USE
 from core.errors import ApplicationError
 from core.identity import services as identity_services
 
@@ -45,6 +46,7 @@ pcsv = pytest.importorskip("pyarrow.csv")
 pytestmark = pytest.mark.django_db
 BERLIN, NEW_YORK = "Europe/Berlin", "America/New_York"
 GRACE = dt.timedelta(minutes=120)  # BLOOM_MISSED_GRACE_MINUTES default
+CLOSE = dt.timedelta(hours=72)  # conf.WEEK_CLOSE_HOURS: a week closes this long after it ends
 SECRET = "one-secret-for-two-studies"
 
 
@@ -98,7 +100,9 @@ def report(learner: Learner, session_id: int, outcome: str) -> None:
 def import_calendar(learner: Learner, session_id: int, *, with_uid: bool) -> None:
     result = services.calendar_import(learner=learner, ics=ics_for(PlannedSession.objects.get(pk=session_id),
                                                                     with_uid=with_uid))
-    assert result.session_ids == [PlannedSession.objects.get(pk=session_id).public_id]
+    # Only the session's own UID is evidence; an event of the learner's at about the same time
+    # completes nothing (issue 34 point 2).
+    assert result.session_ids == ([PlannedSession.objects.get(pk=session_id).public_id] if with_uid else [])
 
 
 def say(learner: Learner, text: str) -> None:
@@ -133,7 +137,7 @@ OUTCOMES = ["done", "skipped", "missed", "calendar", "done", "late", "missed", "
 def build_spring(clock) -> tuple[object, list[Participant], Timeline]:
     timeline = Timeline(clock)
     clock.set(dt.datetime(2026, 2, 20, 12, tzinfo=dt.UTC))
-    study = services.study_create(name="spring", start_date=dt.date(2026, 3, 4), duration_weeks=6,
+    study = services.study_create(**INTENDED_USE, name="spring", start_date=dt.date(2026, 3, 4), duration_weeks=6,
                                   cohort="2026-spring", secret=SECRET)
     client = identity_services.api_client_create(name="statistician rebuild")
     specs = [  # tz, goal category, weekly hours, best time, confidence
@@ -212,6 +216,7 @@ def independent_rows(study, people: list[Participant], as_of: dt.datetime) -> li
     monday = study.start_date - dt.timedelta(days=study.start_date.weekday())
     shift = dt.timedelta(days=services.study_date_shift_days(study=study) if study.date_shift_enabled else 0)
     n_weeks = study.duration_weeks
+    intended = study.intended_sessions_per_week
 
     def week_of(day: dt.date) -> int:
         return ((day - dt.timedelta(days=day.weekday())) - monday).days // 7 + 1
@@ -231,36 +236,61 @@ def independent_rows(study, people: list[Participant], as_of: dt.datetime) -> li
 
         def cell(week: int, weeks=weeks) -> dict:
             return weeks.setdefault(week, {"planned": 0, "completed": 0, "skipped": 0, "missed": 0, "pending": 0,
-                                           "pmin": 0, "cmin": 0, "checkins": 0, "days": set()})
+                                           "pmin": 0, "cmin": 0, "checkins": 0, "days": set(), "self_report": 0,
+                                           "calendar": 0, "staff": 0, "cancelled": 0, "replaced": 0, "late": 0,
+                                           "other_plan": 0})
 
-        due_sessions = {}
-        for s in PlannedSession.objects.filter(plan__learner=p.learner):
+        def closes(week: int, zone=zone) -> dt.datetime:  # 72 h after the local Monday that ends the week
+            return dt.datetime.combine(monday + dt.timedelta(weeks=week), dt.time(0, 0), tzinfo=zone) + CLOSE
+
+        due_sessions = {}  # session id -> (session, the moment it is read at)
+        for s in PlannedSession.objects.filter(plan__learner=p.learner).select_related("plan"):
             if not enrolled(s.planned_start):
                 continue
-            c = cell(week_of(local(s.planned_start)))
+            week = week_of(local(s.planned_start))
+            c = cell(week)
+            closed = closes(week) <= as_of
+            read_at = closes(week) if closed else as_of
+            changes = list(SessionStatusChange.objects.filter(session=s).order_by("changed_at", "pk"))
+            status = next((ch.from_status for ch in changes if ch.changed_at > read_at), s.status)
+            evidence = next((ch.completion_source for ch in reversed(changes)
+                             if ch.to_status == "completed" and ch.changed_at <= read_at and ch.completion_source),
+                            s.completion_source)
+            if closed:
+                c["late"] += sum(1 for ch in changes if closes(week) < ch.changed_at <= as_of)
+            if status in ("cancelled", "replaced"):
+                c[status] += 1
+                continue
+            c["other_plan"] += week_of(s.plan.week_start) != week
             if s.planned_start + dt.timedelta(minutes=s.duration_minutes) + GRACE > as_of:
                 c["pending"] += 1
                 continue
-            due_sessions[s.pk] = s
+            due_sessions[s.pk] = (s, read_at)
             c["planned"] += 1
             c["pmin"] += s.duration_minutes
-            c[s.status if s.status in ("completed", "skipped") else "missed"] += 1
-            if s.status == "completed":
+            done = status == "completed" and evidence in ("self_report", "calendar", "staff")
+            c["completed" if done else status if status == "skipped" else "missed"] += 1
+            if done:
+                c[evidence] += 1
                 c["cmin"] += s.duration_minutes
                 c["days"].add(local(s.planned_start))
+        reported = set()  # a session counts once in `checkins`, whatever its reports
         for checkin in CheckIn.objects.filter(learner=p.learner, created_at__lte=as_of):
             if checkin.session_id is None:
                 if enrolled(checkin.created_at):
                     cell(week_of(local(checkin.created_at)))["checkins"] += 1
-            elif checkin.session_id in due_sessions:
-                cell(week_of(local(due_sessions[checkin.session_id].planned_start)))["checkins"] += 1
+            elif checkin.session_id in due_sessions and checkin.session_id not in reported:
+                session, read_at = due_sessions[checkin.session_id]
+                if checkin.created_at <= read_at:
+                    reported.add(checkin.session_id)
+                    cell(week_of(local(session.planned_start)))["checkins"] += 1
         for m in Message.objects.filter(conversation__learner=p.learner, role="learner", created_at__lte=as_of):
             if enrolled(m.created_at):
                 cell(week_of(local(m.created_at)))["days"].add(local(m.created_at))
 
         withdrawn = p.withdrawn_at is not None and p.withdrawn_at <= as_of
-        withdrawn_week = week_of(local(p.withdrawn_at)) if withdrawn else None
         first = max(1, week_of(local(p.enrolled_at)))
+        withdrawn_week = max(first, week_of(local(p.withdrawn_at))) if withdrawn else None
         as_of_week = week_of(local(as_of))
         pid = "p" + hmac.new(SECRET.encode(), f"participant:{study.pk}:{p.learner.research_id}".encode(),
                              hashlib.sha256).hexdigest()[:16]
@@ -273,18 +303,26 @@ def independent_rows(study, people: list[Participant], as_of: dt.datetime) -> li
             planned = c["planned"]
             rows.append({
                 "participant_id": pid, "arm": Enrollment.objects.get(study=study, learner=p.learner).arm,
-                "stratum": stratum, "cohort": study.cohort or None, "timezone": p.tz, "enrolled_week": first,
+                "stratum": stratum, "cohort": study.cohort or None, "timezone": p.tz,
+                "timezone_at_export": Learner.objects.get(pk=p.learner.pk).timezone, "enrolled_week": first,
                 "withdrawn": withdrawn, "withdrawn_week": withdrawn_week, "study_week": week,
                 "week_start": monday + dt.timedelta(weeks=week - 1) + shift,
-                "week_complete": week < as_of_week and c["pending"] == 0,
+                "week_complete": week < as_of_week and c["pending"] == 0, "week_closed": closes(week) <= as_of,
+                "intended_sessions": intended,
+                "protocol_adherence": round(min(c["completed"], intended) / intended, 4),
+                "protocol_adherent": c["completed"] >= intended,
                 "planned_sessions": planned, "completed_sessions": c["completed"],
+                "completed_by_checkin": c["self_report"], "completed_by_calendar": c["calendar"],
+                "completed_by_staff": c["staff"],
                 "skipped_sessions": c["skipped"], "missed_sessions": c["missed"], "pending_sessions": c["pending"],
+                "cancelled_sessions": c["cancelled"], "replaced_sessions": c["replaced"],
                 "planned_minutes": c["pmin"], "completed_minutes": c["cmin"],
                 "adherence_ratio": round(c["completed"] / planned, 4) if planned else None,
                 "adherent": c["completed"] >= 0.8 * planned if planned else None,
+                "late_corrections": c["late"], "sessions_other_plan_week": c["other_plan"],
                 "checkins": c["checkins"], "active_days": len(c["days"]), "last_active_week": last_active,
                 "goal_category": p.baseline[0], "weekly_hours": p.baseline[1], "best_time": p.baseline[2],
-                "confidence": p.baseline[3], "dates_shifted": study.date_shift_enabled, "schema_version": 2,
+                "confidence": p.baseline[3], "dates_shifted": study.date_shift_enabled, "schema_version": 3,
                 "exported_at": as_of.replace(microsecond=0) + shift,
             })
     return rows
@@ -429,12 +467,16 @@ def rebuild_and_check(clock, tmp_path) -> dict[str, int]:
     assert sum(r["skipped_sessions"] for r in expected) and sum(r["missed_sessions"] for r in expected)
     assert "Asia/Tokyo" not in {r["timezone"] for r in expected}
 
-    # A premature enrolment into the next study is refused while "spring" runs.
-    autumn = services.study_create(name="autumn", start_date=dt.date(2026, 10, 19), duration_weeks=3,
-                                   secret=SECRET, date_shift_enabled=True)
+    # A premature enrolment into a study that starts while "spring" still runs is refused. (An
+    # enrolment ahead of a study starting after spring ends is allowed and takes effect at that
+    # study's start: test_defensible_trial, issue 34 point 6.)
+    summer = services.study_create(**INTENDED_USE, name="summer", start_date=dt.date(2026, 4, 6), duration_weeks=3,
+                                   secret=SECRET)
     with pytest.raises(ApplicationError) as refused:
-        services.enrollment_create(study=autumn, learner=people[0].learner, enrolled_at=tuesday)
+        services.enrollment_create(study=summer, learner=people[0].learner, enrolled_at=tuesday)
     assert refused.value.code == "enrolment_conflict"
+    autumn = services.study_create(**INTENDED_USE, name="autumn", start_date=dt.date(2026, 10, 19), duration_weeks=3,
+                                   secret=SECRET, date_shift_enabled=True)
     arms = {p.learner.pk: Enrollment.objects.get(study=spring, learner=p.learner).arm for p in people}
     assert all(Learner.objects.get(pk=pk).study_arm == arm for pk, arm in arms.items())
 

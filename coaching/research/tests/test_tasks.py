@@ -14,6 +14,7 @@ from coaching.models import Message, PlannedSession, SessionStatusChange
 from coaching.research import services, tasks
 from coaching.research.models import ReminderDelivery
 from coaching.research.tests import factories as f
+from coaching.research.tests.factories import INTENDED_USE
 
 pytestmark = pytest.mark.django_db
 
@@ -53,7 +54,7 @@ def test_sessions_mark_missed_writes_one_audit_row_per_session_it_moves():
     assert SessionStatusChange.objects.count() == 3
 
 def _enrolled(tz: str, best_time: str):
-    study = services.study_create(name=f"rem-{tz}-{best_time}", start_date=dt.date(2026, 3, 2))
+    study = services.study_create(**INTENDED_USE, name=f"rem-{tz}-{best_time}", start_date=dt.date(2026, 3, 2))
     learner = f.learner(f.client(), tz=tz, best_time=best_time)
     services.enrollment_create(study=study, learner=learner, enrolled_at=f.local(tz, 2026, 3, 2, 9))
     return learner

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('coaching', '0006_turn_code_text'),
+        ('coaching', '0007_session_history'),
     ]
 
     operations = [
