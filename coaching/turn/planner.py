@@ -29,9 +29,9 @@ def _schedule_chosen(run, toolbox, chosen: dict) -> tuple[str, int]:
         result = toolbox.call("apply_makeup", {"option": chosen}, by="code")
         if "error" in result:
             return f"I couldn't put that in place: {result['error']}. Nothing was changed.", 0
-        n = len(result["scheduled"])
-        return (f"Moved: {chosen['summary']} ({n} session{'s' if n != 1 else ''} in place of the missed "
-                f"one{'s' if len(result['replaces']) != 1 else ''}). Say “undo” to take it back."), n
+        n, replaced = len(result["scheduled"]), len(result["replaces"])
+        return (f"Moved: {n} of {len(chosen['sessions'])} sessions scheduled ({chosen['summary']}), in place of the "
+                f"missed one{'s' if replaced != 1 else ''}. Say “undo” to take it back."), n
     for s in chosen["sessions"]:
         toolbox.call("schedule_session", {"start": s["start"], "minutes": s["minutes"], "topic": s["topic"]},
                      by="code")

@@ -48,9 +48,9 @@ def undo_turn(run, previous, toolbox) -> str:
                 toolbox.calls.append({"name": "undo_move", "arguments": {}, "result": {"error": str(exc)},
                                       "ok": False, "by": "code"})
         elif call["name"] == "apply_makeup" and result.get("scheduled"):
-            if session_makeup_undo(learner=run.learner, session_ids=[s["id"] for s in result["scheduled"]],
-                                   reason="the learner said undo"):
-                said.append("a scheduled session")
+            ids = [s["id"] for s in result["scheduled"]]
+            if session_makeup_undo(learner=run.learner, session_ids=ids, reason="the learner said undo"):
+                said += ["a scheduled session"] * len(ids)
         elif call["name"] == "cancel_session" and result.get("cancelled"):
             old = result["cancelled"]
             try:
