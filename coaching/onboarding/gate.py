@@ -82,11 +82,6 @@ def first_missing_step(answers: OnboardingAnswers) -> str:
     return OnboardingStep.DONE
 
 
-def next_step_after(step: str, answers: OnboardingAnswers) -> str:
-    """The first step still missing a value (the category is skipped when the goal mapped to one)."""
-    return first_missing_step(answers)
-
-
 def _finish(answers: OnboardingAnswers, step: str, updates: dict, notes: list[str],
             corrected: list[str] | None = None) -> StepOutcome:
     merged = OnboardingAnswers(**{**answers.__dict__, **updates})

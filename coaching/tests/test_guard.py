@@ -1,7 +1,8 @@
 import pytest
 
 from coaching.turn import guard, prompts
-from coaching.turn.reading.intent import resolve_option
+from coaching.turn.reading.rules import read_by_rules
+from coaching.turn.reading.types import ReadContext
 
 
 def test_cap_length_cuts_at_sentence_boundary():
@@ -101,12 +102,17 @@ def test_remove_false_claim_sentence():
 
 
 def test_resolve_option():
-    options = [{"label": "A"}, {"label": "B"}]
-    assert resolve_option("option B", options)["label"] == "B"
-    assert resolve_option("b", options)["label"] == "B"
-    assert resolve_option("the second one", options)["label"] == "B"
-    assert resolve_option("yes", options)["label"] == "A"
-    assert resolve_option("what?", options) is None
+    """The reader settles which option was picked. "yes" picks A where the coach said "yes" means A
+    (make-up options); with two plan options it picks none and the planner asks which."""
+    def picked(text, kind="plan"):
+        options = ({"label": "A", "kind": kind}, {"label": "B", "kind": kind})
+        return read_by_rules(text, ReadContext(step="done", options=options, pending_kind=kind)).get("option")
+    assert picked("option B") == "B"
+    assert picked("b") == "B"
+    assert picked("the second one") == "B"
+    assert picked("yes", kind="reschedule") == "A"
+    assert picked("yes") is None
+    assert picked("what?") is None
 
 
 # --- the shared voice checks in the guard ---------------------------------------------------

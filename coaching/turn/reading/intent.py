@@ -141,12 +141,6 @@ def pick_choice(text: str, labels: list[str], day_names: list[str] | None = None
     return None
 
 
-def resolve_option(text: str, options: list[dict]) -> dict | None:
-    """Which offered option the learner picked ("option B", "the second one"; "yes"/"sure" = the
-    first, recommended one). Code, not the model, resolves it against the options stored on the
-    previous turn."""
-    index = pick_choice(text, [o["label"] for o in options])
-    return options[index] if index is not None else None
 
 
 def report_targets(intent: Intent, candidates: list, *, tz: tzinfo, today: date) -> tuple[list, bool]:

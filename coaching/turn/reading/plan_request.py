@@ -147,6 +147,3 @@ def with_earlier(request: PlanRequest, earlier: list[str]) -> PlanRequest:
             request = replace(request, session_minutes=said.session_minutes)
     return request
 
-
-def any_constraint(request: PlanRequest) -> bool:
-    return bool(request.said() or request.unplaced)

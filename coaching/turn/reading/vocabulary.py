@@ -70,14 +70,6 @@ DAY_CODES = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 _WEEKDAY = re.compile(r"\b(mon|tue|tues|wed|wednes|thu|thur|thurs|fri|sat|satur|sun)(day)?(s|'s)?\b")
 
 
-def weekday_index(word: str) -> int | None:
-    """0 = Monday for a weekday's name or short form ("thurs", "Saturday's"), else None."""
-    match = _WEEKDAY.fullmatch(word.lower().strip(" .,!?"))
-    if not match:
-        return None
-    return DAY_CODES.index(match.group(1)[:3])
-
-
 def weekdays_named(text: str) -> list[tuple[int, re.Match[str]]]:
     """Each weekday the text names, in order, with its match. A short form counts only when it
     is not an English word on its own ("sat", "wed", "sun" need "day" or a dot after them)."""
