@@ -61,8 +61,8 @@ LEAD_INS = {
     "about": "I'm Bloom: I help you pick a learning goal, plan sessions that fit your week and check in on them. ",
     "vague_goal": "Let's make that a bit more concrete. ",
     "other_step": "I'll ask about time and days in a moment. ",
-    "plan_request": ("I'll put your plan together as soon as I know a few things — a handful of quick answers "
-                     "decide how long and when your sessions are. "),
+    "plan_request": ("Your plan comes right after a few quick answers — they decide how long your sessions are "
+                     "and when they fit. "),
     "unsure": "I want to get this right rather than guess. ",
 }
 # An area named instead of a goal ("something with music maybe"): said back, with two goals of

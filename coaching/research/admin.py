@@ -160,6 +160,7 @@ class EnrollmentEventAdmin(ReadOnlyAdmin):
 
     list_display = ["enrollment", "kind", "detail", "at"]
     list_filter = ["kind"]
+    search_fields = ["=enrollment__research_id", "=enrollment__study__name"]
     list_select_related = ["enrollment"]
 
 

@@ -13,9 +13,10 @@ def fake_llm():
 
     fake = fake_chat()
     fake.reset()
+    fake.separate("reader")  # the reader's proposals: none unless a test scripts them
     reset_breakers()
     with override_settings(BLOOM_LLM=ModelSpec("fake", "scripted"), BLOOM_EMBEDDINGS=ModelSpec("fake", "hashing"),
-                           BLOOM_LLM_RETRIES=0):
+                           BLOOM_READING_LLM="fake:reader", BLOOM_LLM_RETRIES=0):
         yield fake
     fake.reset()
     reset_breakers()

@@ -136,7 +136,7 @@ def test_run_checks_returns_every_check_as_plain_dicts():
                         "premature_advice", "unperformed_action", "goal_drift", "third_person", "parrot", "refusal",
                         "loop", "goal_is_greeting", "profile_unsupported", "example_copy", "coach_as_learner",
                         "dangling_end", "unprompted_greeting", "asks_known_goal",
-                        "asks_for_advice", "announces_content"}
+                        "asks_for_advice", "announces_content", "dodge"}
     assert all(set(v) == {"flag", "value", "detail"} for v in out.values())
     assert not any(v["flag"] for v in out.values())
 

@@ -98,7 +98,8 @@ def test_run_replays_through_the_engine_checks_and_judges_every_reply(fake_model
     # Every chat call of the engine went to the run's model, not the default.
     coach_requests = [q for q in fake_model.requests if q.schema is None]
     assert coach_requests and {q.model for q in coach_requests} == {"coach"}
-    judge_requests = [q for q in fake_model.requests if q.schema is not None]
+    # (The reader's proposals, asked for on the separate "reader" queue, are no judge calls.)
+    judge_requests = [q for q in fake_model.requests if q.schema is not None and q.model != "reader"]
     assert {q.model for q in judge_requests} == {"judge"}
     assert {q.options["seed"] for q in judge_requests} == {7, 8}  # seed + repeat index
     assert JudgeScore.objects.filter(reply__run=run).count() == 5 * 5 * 2
@@ -126,8 +127,12 @@ def test_prompt_change_that_makes_replies_longer_is_caught_by_checks_and_compari
     comparison = comparison_create(baseline=baseline, candidate=candidate)
     assert comparison.verdict == "regression"
     assert any("raw:over_length" in r for r in comparison.reasons)
-    # The other way round it is an improvement, not a regression.
-    assert comparison_create(baseline=candidate, candidate=baseline).verdict == "ok"
+    # The other way round it is an improvement in length, not a regression. (It is one in the dodge
+    # check: the short scripted reply, "That sounds like real progress. What felt different this
+    # time?", answers a learner's question with words that do not touch it.)
+    reverse = comparison_create(baseline=candidate, candidate=baseline)
+    assert not any("over_length" in r or "format_density" in r for r in reverse.reasons)
+    assert reverse.verdict == "ok" or all("dodge" in r for r in reverse.reasons)
 
 
 def test_invalid_judge_output_is_stored_invalid_and_not_counted(fake_model):
