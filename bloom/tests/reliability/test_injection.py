@@ -225,7 +225,8 @@ def test_a_model_that_obeys_the_injection_still_cannot_run_an_action_tool(tenant
     settings.BLOOM_LLM = ModelSpec("fake", "scripted")
     settings.BLOOM_COACH_TOOL_LOOP = True
     try:
-        turn = _turn(learner, "How am I doing with my goal?", "k4")
+        # (Not a question about progress: the planner answers those from the database, no model.)
+        turn = _turn(learner, "Any tips for keeping going with my goal?", "k4")
     finally:
         fake.reset()
     assert turn.specialist == "reflection"

@@ -81,9 +81,9 @@ def asks(text: str) -> bool:
     """The message asks something: it ends with a question mark, or its last clause opens with a
     question word ("…, maybe I should lower it, what do you think")."""
     stripped = text.strip()
-    if stripped.endswith("?"):
+    if stripped.endswith("?") or any(s.rstrip().endswith("?") for s in _sentences(stripped)):
         return True
-    last = re.split(r"[,.;!]\s*|\s+(?:but|so|and)\s+", stripped)[-1]
+    last = re.split(r"[,.;!]\s*|\s+(?:but|so|and)\s+", stripped.rstrip(" .!"))[-1]
     return is_bare_question(last) and len(last.split()) >= 2
 
 

@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
@@ -82,8 +81,7 @@ def _model_server() -> _Server | None:
         return None
     print(f"# starting the embedded model server on port {port} for this run", file=sys.stderr, flush=True)
     proc = subprocess.Popen([sys.executable, "manage.py", "model_server", "--port", str(port)],
-                            env={**os.environ, "LOG_LEVEL": "WARNING"}, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline and proc.poll() is None:
         if _answers(port):
