@@ -50,32 +50,40 @@ ROOT = Path(__file__).resolve().parent.parent
 GENERATED = ROOT / "memory" / "eval_data" / "longconv_v1.json"
 # Beside the repository (CI clones it elsewhere with a copy of shared/ next to it).
 LOCOMO = ROOT.parent / "shared" / "benchmarks" / "locomo_dev.json"
+# Hand labels of flagged surprise pairs (memory/README.md, "Surprise flags"): for the generated set
+# the pairs' texts too; for LoCoMo only ids and labels (its licence keeps its text out of the repo).
+LABELS = ROOT / "memory" / "eval_data" / "surprise_labels_v1.json"
 KS = (1, 5, 10)
 CATEGORIES = ("single-hop", "multi-hop", "temporal", "inference")
 LOCOMO_CATEGORY = {1: "multi-hop", 2: "temporal", 3: "inference", 4: "single-hop"}  # 5 (adversarial) left out
 RRF_K, FUSE_DEPTH = 60, 100
 BASELINES = ("dense", "bm25", "dense+bm25")
 
-# Bloom's ranking, one mechanism off at a time. Each override names "conf.<NAME>" (memory/conf.py),
-# "selectors.<NAME>" (a module switch of memory/selectors.py) or a Django setting "BLOOM_...".
+# Bloom's ranking, one mechanism off at a time (_variants). Each override names "conf.<NAME>"
+# (memory/conf.py), "ranking.<NAME>" (memory/ranking.py), "selectors.<NAME>" (memory/selectors.py)
+# or a Django setting "BLOOM_...".
 VARIANTS: dict[str, dict] = {}
 
 
 def _variants() -> dict[str, dict]:
     from memory import selectors
 
-    raw_text = selectors._HYBRID_SQL.replace("COALESCE(txt.r / NULLIF(MAX(txt.r) OVER (), 0), 0.0)",
-                                             "COALESCE(txt.r, 0.0)")
+    # The text side as PostgreSQL ranks it by itself (ts_rank_cd: no inverse document frequency),
+    # in place of BM25, to show what the term statistics bring.
+    bm25 = selectors._LEARNER_PASS_CTE[selectors._LEARNER_PASS_CTE.index("tm AS ("):]
+    cover = selectors._LEARNER_PASS_CTE.replace(bm25, """
+txt AS (SELECT lf.id, ts_rank_cd(lf.tsv, q.tq) AS r FROM lf, q WHERE lf.tsv IS NOT NULL
+        ORDER BY r DESC, lf.id DESC LIMIT %(k)s),""")
     return {"bloom": {}, "no vector side": {"conf.SEARCH_W_VECTOR": 0.0},
-            "no text side": {"conf.SEARCH_W_TEXT": 0.0}, "text not normalised": {"selectors._HYBRID_SQL": raw_text},
-            "no hubness": {"conf.SEARCH_HUB_WEIGHT": 0.0},
-            "no second hop": {"BLOOM_MEMORY_SEARCH_SECOND_HOP": False}, "no decay": {"conf.DECAY_FLOOR": 1.0},
-            "no speaker filter": {"selectors.SPEAKER_AWARE": False},
-            "weights 0.5/0.5": {"conf.SEARCH_W_VECTOR": 0.5, "conf.SEARCH_W_TEXT": 0.5},
-            "weights 0.7/0.3": {"conf.SEARCH_W_VECTOR": 0.7, "conf.SEARCH_W_TEXT": 0.3}}
+            "no text side": {"conf.SEARCH_W_TEXT": 0.0}, "text by ts_rank_cd": {"selectors._LEARNER_PASS_CTE": cover},
+            "no hubness": {"conf.SEARCH_HUB_WEIGHT": 0.0}, "no decay": {"conf.DECAY_FLOOR": 1.0},
+            "no speaker filter": {"selectors.SPEAKER_FILTER": False},
+            "speaker-blind": {"selectors.SPEAKER_AWARE": False}, "sides 40 deep": {"ranking.SIDE_DEPTH": 40},
+            "plain RRF (1/1)": {"conf.SEARCH_W_VECTOR": 1.0, "conf.SEARCH_W_TEXT": 1.0},
+            "plain RRF, no hubness": {"conf.SEARCH_W_VECTOR": 1.0, "conf.SEARCH_W_TEXT": 1.0,
+                                      "conf.SEARCH_HUB_WEIGHT": 0.0}}
 
 
-# --- the two sets, in one shape -------------------------------------------------------------------------
 def load_generated() -> list[dict]:
     return json.loads(GENERATED.read_text())["conversations"]
 
@@ -204,12 +212,13 @@ def rrf(*rankings: list[int], k: int = RRF_K) -> list[int]:
 def ranking(overrides: dict):
     from django.test import override_settings
 
-    from memory import conf, selectors
+    from memory import conf, ranking, selectors
 
+    modules = {"conf": conf, "ranking": ranking, "selectors": selectors}
     saved = []
     for key, value in overrides.items():
-        if key.startswith(("conf.", "selectors.")):
-            module = conf if key.startswith("conf.") else selectors
+        if key.split(".", 1)[0] in modules:
+            module = modules[key.split(".", 1)[0]]
             name = key.split(".", 1)[1]
             saved.append((module, name, getattr(module, name)))
             setattr(module, name, value)
@@ -282,7 +291,7 @@ def _texts(turns: list[dict]) -> list[str]:
 
 def evaluate_set(api: _Api, name: str, convs: list[dict], out: dict) -> None:
     from core.llm import embed
-    from memory import rules
+    from memory import rules, selectors, speakers
     from memory.models import Fact
     from memory.selectors import embed_query, search_memory
 
@@ -317,7 +326,11 @@ def evaluate_set(api: _Api, name: str, convs: list[dict], out: dict) -> None:
                      "dense+bm25": [turn_ids[i] for i in rrf(dense, sparse)[:10]]}
             for system, overrides in VARIANTS.items():
                 with ranking(overrides):
-                    embed_query(q["question"])  # cached: the search below times the database part
+                    # The vector the search will use (a named speaker's name taken out), cached now:
+                    # the search below times the database part and the Python around it.
+                    who = (speakers.named_speakers(learner_id=learner.pk, query=q["question"])
+                           if selectors.SPEAKER_AWARE else [])
+                    embed_query(speakers.embedding_text(q["question"], who))
                     t0 = time.perf_counter()
                     hits = search_memory(learner_id=learner.pk, query=q["question"], limit=10, touch=False)
                     out["lat"][f"{system} (vector cached)"].append(time.perf_counter() - t0)
@@ -417,6 +430,28 @@ def _dump_surprises(out: dict) -> None:
         Path(path).write_text(json.dumps(out["surprise_pairs"], indent=1, ensure_ascii=False) + "\n")
 
 
+def surprise_rows(out: dict) -> list[dict]:
+    """Precision of the surprise flags of this run against the hand labels: of the flagged pairs
+    that carry a label, the share labelled a contradiction (the newer statement contradicts the
+    older one of the same person). Flagged pairs without a label are counted, not guessed."""
+    if not LABELS.exists():
+        return []
+    labels = json.loads(LABELS.read_text())
+    rows = []
+    for name in out["sets"]:
+        known = {(p["conversation"], p["newer_id"], p["older_id"]): p["contradiction"] for p in labels.get(name, [])}
+        flagged = out["surprise_pairs"][name]
+        judged = [known[k] for k in ((p["conversation"], p["newer_id"], p["older_id"]) for p in flagged) if k in known]
+        true_pairs = sum(1 for v in known.values() if v)
+        still = sum(1 for p in flagged if known.get((p["conversation"], p["newer_id"], p["older_id"])))
+        rows.append({"bench": "memory.longconv", "metric": f"{name} surprise precision",
+                     "value": sum(judged) / len(judged) if judged else float("nan"), "unit": "",
+                     "note": f"{len(flagged)} flagged, {len(judged)} of them labelled ({sum(judged)} contradictions); "
+                             f"{still} of the {true_pairs} labelled contradictions still flagged; "
+                             f"{len(known)} labelled pairs in all"})
+    return rows
+
+
 def run(quick: bool) -> list[dict]:
     out = evaluate(quick=quick)
     _dump_surprises(out)
@@ -443,6 +478,7 @@ def run(quick: bool) -> list[dict]:
     for key, values in out["lat"].items():
         rows.append({"bench": "memory.longconv", "metric": f"search {key} p50", "value": 1000 * pct(values, 50),
                      "unit": "ms", "note": f"p95 {1000 * pct(values, 95):.2f} ms, {len(values)} searches"})
+    rows += surprise_rows(out)
     ing = out["ingest"]
     rows.append({"bench": "memory.longconv", "metric": "batch endpoint ingest",
                  "value": ing["turns"] / max(ing["store_s"], 1e-9), "unit": "facts/s",
