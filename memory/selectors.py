@@ -229,7 +229,10 @@ ORDER BY score DESC, f.id DESC
 # with the query. Then BM25 over those rows: a query word's document frequency is the number of
 # matching rows holding it (every row holding it matches the OR query), N and the average length
 # (distinct words) are the learner's; term frequency is the number of positions of the word in
-# the row's tsvector. No term table to keep: the statistics are exact at every search.
+# the row's tsvector. No term table to keep: the statistics are exact at every search. df and
+# stats are MATERIALIZED: inlined, the planner (which expects one row from each CTE) recomputed
+# the learner's count and average length for every matching row (75 ms instead of ~5 for a
+# query word in 534 of 658 facts).
 _LEARNER_PASS_CTE = """
 lf AS MATERIALIZED (
     SELECT f.id, {dist} AS d, CASE WHEN f.content_tsv @@ q.tq THEN f.content_tsv END AS tsv,
@@ -242,8 +245,8 @@ tm AS (
     FROM lf CROSS JOIN q CROSS JOIN LATERAL unnest(lf.tsv) AS u
     WHERE lf.tsv IS NOT NULL AND u.lexeme = ANY(q.terms)
 ),
-df AS (SELECT tm.lexeme, count(*) AS n FROM tm GROUP BY tm.lexeme),
-stats AS (SELECT count(*) AS n, GREATEST(avg(lf.len), 1.0) AS avgdl FROM lf),
+df AS MATERIALIZED (SELECT tm.lexeme, count(*) AS n FROM tm GROUP BY tm.lexeme),
+stats AS MATERIALIZED (SELECT count(*) AS n, GREATEST(avg(lf.len), 1.0) AS avgdl FROM lf),
 txt AS (
     SELECT tm.id, SUM(LN(1.0 + (s.n - df.n + 0.5) / (df.n + 0.5)) * tm.tf * (%(k1)s + 1)
                       / (tm.tf + %(k1)s * (1 - %(b)s + %(b)s * tm.len / s.avgdl))) AS r
