@@ -291,7 +291,7 @@ def bench_learner_scale(rows: list[dict], size: int, queries: int = 100) -> None
     from django.db import connection
     from django.utils import timezone
 
-    from memory import conf, selectors
+    from memory import conf
     from memory.selectors import hybrid_statement, search_memory
 
     if settings.DB_VENDOR != "postgresql":
@@ -312,38 +312,32 @@ def bench_learner_scale(rows: list[dict], size: int, queries: int = 100) -> None
             cur.execute("ANALYZE memory_fact")
             cur.execute("SHOW shared_buffers")
             buffers = cur.fetchone()[0]
-        # Each arm searches learners of its own, so that an arm's first searches are the first reads
-        # of those learners' rows. "before": the statement without the learner's rows taken first
-        # (selectors.LEARNER_ROWS_FIRST off), as it ran until this bench found the GIN detour;
-        # "copy": the learner's rows copied whole before distance and text rank are computed
-        # (selectors.LEARNER_PASS_SCORED off), as it ran until the eleventh round.
-        arms = (("before", False, True), ("copy", True, False), ("now", True, True))
+        # One arm ("now"): the "before" (learner's rows not taken first) and "copy" (rows copied
+        # whole before scoring) statements it was compared with were removed with the ranking of
+        # the fourteenth round (memory/README.md, "Ranking, fourteenth round").
+        arms = (("now",),)
         picked = [int(x) for x in rng.choice(learner_ids, size=min(2 * len(arms) * queries, n_learners),
                                              replace=False)]
         share = len(picked) // (2 * len(arms))
         qvecs = _clustered_vectors(rng, share, centers)
         qtexts = [" ".join(vocab[k] for k in rng.integers(0, len(vocab), size=3)) for _ in qvecs]
         timed: dict[str, list[float]] = defaultdict(list)
-        for a, (arm, rows_first, one_pass) in enumerate(arms):
+        for a, (arm,) in enumerate(arms):
             db_set = picked[2 * a * share:(2 * a + 1) * share]
             search_set = picked[(2 * a + 1) * share:(2 * a + 2) * share]
-            selectors.LEARNER_ROWS_FIRST, selectors.LEARNER_PASS_SCORED = rows_first, one_pass
-            try:
-                for attempt in ("first", "again"):
-                    for lid, q, text in zip(db_set, qvecs, qtexts, strict=True):
-                        sql, params = hybrid_statement(learner_id=lid, query=text, qvec=q.tolist(), k=40, limit=10,
-                                                       now=timezone.now())
-                        with connection.cursor() as cur:
-                            cur.execute("EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) " + sql, params)
-                            plan = cur.fetchone()[0]
-                        plan = (json.loads(plan) if isinstance(plan, str) else plan)[0]
-                        timed[f"{arm} db {attempt}"].append(plan["Planning Time"] + plan["Execution Time"])
-                    for lid, q, text in zip(search_set, qvecs, qtexts, strict=True):
-                        t = time.perf_counter()
-                        search_memory(learner_id=lid, query=text, limit=10, touch=False, query_embedding=q.tolist())
-                        timed[f"{arm} search {attempt}"].append((time.perf_counter() - t) * 1000)
-            finally:
-                selectors.LEARNER_ROWS_FIRST = selectors.LEARNER_PASS_SCORED = True
+            for attempt in ("first", "again"):
+                for lid, q, text in zip(db_set, qvecs, qtexts, strict=True):
+                    sql, params = hybrid_statement(learner_id=lid, query=text, qvec=q.tolist(), k=100, limit=10,
+                                                   now=timezone.now())
+                    with connection.cursor() as cur:
+                        cur.execute("EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) " + sql, params)
+                        plan = cur.fetchone()[0]
+                    plan = (json.loads(plan) if isinstance(plan, str) else plan)[0]
+                    timed[f"{arm} db {attempt}"].append(plan["Planning Time"] + plan["Execution Time"])
+                for lid, q, text in zip(search_set, qvecs, qtexts, strict=True):
+                    t = time.perf_counter()
+                    search_memory(learner_id=lid, query=text, limit=10, touch=False, query_embedding=q.tolist())
+                    timed[f"{arm} search {attempt}"].append((time.perf_counter() - t) * 1000)
         tag = f"{size:,} facts, {n_learners} learners of ~{size // n_learners} facts, shared_buffers {buffers}"
         rows.append({"bench": "memory.learner", "metric": f"load {size}", "value": load_s, "unit": "s",
                      "note": f"COPY, {tag}"})

@@ -9,10 +9,8 @@ its own on the same request, in one run:
 Three conversations of memory/eval_data/longconv_v1.json (conv-0 to conv-2, 1,594 turns, about
 1,050 facts after the ingest rules) are stored for one learner (client-sent vectors); the
 questions' query vectors are cached before timing, so no embedding is measured. (Before the
-fourth round this bench stored one conversation, 542 facts.) "search as in the third round" is the
-search as the third round ran it: the statement computing to_tsvector('english', content) per row
-at query time (`_OLD_TXT`, swapped in) and the hits' public ids read by a query of their own
-(`queries._annotate` without `public_refs`); timed on the same questions, interleaved.
+fourth round this bench stored one conversation, 542 facts; the "search as in the third round" arm
+it kept, a swapped SQL text of the old ranking, went with that ranking in the fourteenth round.)
 Parts are timed question by question, interleaved with the full request, so load hits them alike.
 "rest of the stack" is the full request minus the parts: middleware, routing, DRF dispatch and
 content negotiation."""
@@ -26,11 +24,6 @@ from collections import defaultdict
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parent.parent / "memory" / "eval_data" / "longconv_v1.json"
-
-
-# The text side of the hybrid statement before the fourth round: to_tsvector computed per row.
-_OLD_TXT = (("ts_rank_cd(f.content_tsv, q.tq)", "ts_rank_cd(to_tsvector('english'::regconfig, f.content), q.tq)"),
-            ("AND f.content_tsv @@ q.tq", "AND to_tsvector('english'::regconfig, f.content) @@ q.tq"))
 
 
 def store_turns(learner_id: int, turns: list[dict]) -> int:
@@ -48,11 +41,6 @@ def store_turns(learner_id: int, turns: list[dict]) -> int:
     return Fact.objects.filter(learner_id=learner_id).count()
 
 
-def _comparable(hits: list[dict]) -> list[dict]:
-    # Everything a client gets but the score, whose decay part moves with the clock between calls.
-    return [{k: v for k, v in h.items() if k not in ("score", "parts")} for h in hits]
-
-
 def pct(values: list[float], p: float) -> float:
     values = sorted(values)
     return values[min(len(values) - 1, round(p / 100 * (len(values) - 1)))]
@@ -68,7 +56,6 @@ def run(quick: bool) -> list[dict]:
     from core.identity.models import ApiClient, Learner
     from core.identity.services import api_token_create
     from core.throttling import ClientRateThrottle
-    from memory import selectors
     from memory.api import queries
     from memory.api.serializers import SearchQuerySerializer
     from memory.api.views import LearnerSearchView
@@ -83,10 +70,6 @@ def run(quick: bool) -> list[dict]:
     rows: list[dict] = []
     try:
         facts = store_turns(learner.pk, turns)
-        old_sql = selectors._HYBRID_SQL.replace(*_OLD_TXT[0]).replace(*_OLD_TXT[1])
-        assert old_sql != selectors._HYBRID_SQL
-        searched_before: list[float] = []
-        same = 0
         for q in questions:  # the query vectors are cached from here on
             search_memory(learner_id=learner.pk, query=q, limit=10, touch=False)
         api = APIClient()
@@ -123,28 +106,16 @@ def run(quick: bool) -> list[dict]:
                 results = queries.search(learner_id=found.pk, query=q, limit=10, filters=s.validated_data,
                                          touch=False)
                 t["search (SQL + hit annotation)"].append(time.perf_counter() - s0)
-                selectors._HYBRID_SQL, new_sql = old_sql, selectors._HYBRID_SQL
-                try:
-                    s0 = time.perf_counter()
-                    # the third round's queries.search: the hits, then their public ids in a query of their own
-                    before = queries._annotate(search_memory(learner_id=found.pk, query=q, limit=10, touch=False))
-                    searched_before.append(time.perf_counter() - s0)
-                finally:
-                    selectors._HYBRID_SQL = new_sql
-                same += _comparable(before) == _comparable(results)
                 s0 = time.perf_counter()
                 renderer.render({"results": results})
                 t["render JSON"].append(time.perf_counter() - s0)
         parts = [k for k in t if k != "full request"]
-        t["search as in the third round (not part of the request)"] = searched_before
         rest = [full - sum(t[k][i] for k in parts) for i, full in enumerate(t["full request"])]
         t["rest of the stack (full − parts)"] = rest
         n = len(t["full request"])
-        rows.append({"bench": "memory.http", "metric": "same hits before/after (of requests)", "value": same,
-                     "unit": "req", "note": f"of {n}; {facts} facts"})
         for name, values in t.items():
             rows.append({"bench": "memory.http", "metric": f"{name} p50", "value": 1000 * pct(values, 50),
-                         "unit": "ms", "note": f"p95 {1000 * pct(values, 95):.2f} ms, {n} requests"})
+                         "unit": "ms", "note": f"p95 {1000 * pct(values, 95):.2f} ms, {n} requests, {facts} facts"})
         print("\n".join(f"{r['metric']}: {r['value']:.2f} ms ({r['note']})" for r in rows), file=sys.stderr)
     finally:
         from bench.bench_memory import _cleanup

@@ -328,7 +328,6 @@ BLOOM_MEMORY_DEDUP_COSINE = env_float("BLOOM_MEMORY_DEDUP_COSINE", 0.90)
 BLOOM_MEMORY_SURPRISE_COSINE = env_float("BLOOM_MEMORY_SURPRISE_COSINE", 0.75)
 # Search access marks are written behind every this many seconds (0: in the search itself).
 BLOOM_MEMORY_ACCESS_FLUSH_SECONDS = env_float("BLOOM_MEMORY_ACCESS_FLUSH_SECONDS", 1.0)
-BLOOM_MEMORY_SEARCH_SECOND_HOP = env_bool("BLOOM_MEMORY_SEARCH_SECOND_HOP", True)
 # Tiers on the decay score: hot at or above HOT_MIN, warm at or above WARM_MIN, cold below.
 BLOOM_MEMORY_TIER_HOT_MIN = env_float("BLOOM_MEMORY_TIER_HOT_MIN", 0.7)
 BLOOM_MEMORY_TIER_WARM_MIN = env_float("BLOOM_MEMORY_TIER_WARM_MIN", 0.4)

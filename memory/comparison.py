@@ -110,7 +110,49 @@ def surprise_reason(old: str, new: str) -> str | None:
         return None
     if reason == "changed_value" and (episodic(old) or episodic(new)):
         return None
+    if reason == "negation_mismatch" and negated_claim(old, new) is None:
+        return None
     return reason
+
+
+# Clauses: split at sentence and clause punctuation, dashes and the conjunctions that join two
+# claims. A negation denies the claim of its own clause, not of the whole turn.
+_CLAUSE = re.compile(r"[.!?;,:]+\s*|\s+-+\s+|\s+(?:but|so|and|because)\s+")
+# Grammatical person: closed word classes, not phrases.
+_FIRST_PERSON = {"i", "i'm", "i've", "i'll", "i'd", "my", "me", "mine", "myself"}
+_SECOND_PERSON = {"you", "your", "yours", "yourself", "you're", "you've", "you'll", "you'd", "ya", "let's"}
+
+
+def negated_claim(old: str, new: str) -> tuple[str, str] | None:
+    """The two clauses, one of each statement, where one denies what the other asserts, or None.
+    Measured on long two-person conversations (memory/README.md, "Surprise flags"): a negation
+    anywhere in a turn of several sentences against anything similar flagged 174 pairs, none of
+    them a contradiction (hand-labelled): "Don't give up!" (to the other person) against "I'm
+    gonna keep chasing my dreams", "Long time no talk" against "Hey, what's up?". So both clauses
+    must be about the speaker (in dialogue, "<Name>: ...", a clause in the first person and none
+    in the second; a fact without a speaker, as the coach's extraction writes them, is about the
+    learner), exactly one of them negated, and their content words (5-letter stems, stop words,
+    small talk, negations and pronouns left out) must overlap by at least half of the larger
+    clause's: the same claim, denied."""
+    dialogue = rules.speaker_of(old) is not None or rules.speaker_of(new) is not None
+    skip = rules.STOP_WORDS | _NEGATIONS | _SMALL_TALK | _TIME_WORDS | _FIRST_PERSON | _SECOND_PERSON | {
+        w for pair in _OPPOSITES for w in pair}
+
+    def clauses(text: str) -> list[tuple[str, bool, set[str]]]:
+        out = []
+        for clause in _CLAUSE.split(rules.without_speaker(text).replace("’", "'")):
+            words = rules.words(clause)
+            if not words or words & _SECOND_PERSON or (dialogue and not words & _FIRST_PERSON):
+                continue
+            out.append((clause.strip(), _negated(clause), {w[:5] for w in words if w not in skip and len(w) > 2}))
+        return out
+
+    for a, a_neg, a_words in clauses(old):
+        for b, b_neg, b_words in clauses(new):
+            shared = a_words & b_words
+            if a_neg != b_neg and shared and len(shared) >= 0.5 * max(len(a_words), len(b_words)):
+                return a, b
+    return None
 
 
 # --- the surprise rule ----------------------------------------------------------------------------

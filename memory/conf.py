@@ -46,13 +46,6 @@ def access_flush_seconds() -> float:
     return settings.BLOOM_MEMORY_ACCESS_FLUSH_SECONDS
 
 
-def search_second_hop() -> bool:
-    """Entity-linked second hop in learner search (selectors._second_hop). On: on the
-    long-conversation benchmark it raised multi-hop recall@10 from 0.622 to 0.707 (all 0.526 ->
-    0.550, no category lower) for +6.5 ms p50 (one more query, only when a top hit names someone)."""
-    return settings.BLOOM_MEMORY_SEARCH_SECOND_HOP
-
-
 # Decay: max(FLOOR, exp(-LAMBDA * days since last access)). About two weeks without a read halves
 # a fact's weight; the floor keeps a long-unread fact findable (it ranks lower, it is not lost).
 DECAY_LAMBDA = 0.05
@@ -67,10 +60,12 @@ CONTEXT_MAX_FACTS: int = settings.BLOOM_CONTEXT_MAX_FACTS
 CONTEXT_MAX_DAYS: int = settings.BLOOM_CONTEXT_MAX_DAYS
 CONTEXT_SUMMARY_MAX_CHARS = 1200
 
-# Hybrid score weights (vector similarity, full-text); the sum is then scaled by decay. 0.9 / 0.1
-# since the weight sweep of 2026-12-01 (memory/README.md "Fusion weights"): on the long-conversation
-# benchmark every category gained over 0.7 / 0.3 (recall@10 0.799 -> 0.844), and the coach-style
-# set (retrieval_v1) was unchanged in every figure; 0.95 and 1.0 cost that set's MRR and recall@1.
+# Reciprocal-rank fusion (memory/ranking.py): each side's 1 / (RRF_K + rank) times its weight.
+# Vector-led, 0.9 / 0.1 (the weights the score mixing had since 2026-12-01, kept, not refitted):
+# the text side then decides among facts the vector side ranks close together, and lifts a fact
+# with a rare shared word. Plain RRF (1 / 1) gains LoCoMo 0.035 and loses the generated set 0.063
+# (memory/README.md, "Ranking, fourteenth round"): a change that loses on one set does not land.
+# 0 switches a side off (the ablation of bench/bench_memory_longconv.py).
 SEARCH_W_VECTOR = 0.9
 SEARCH_W_TEXT = 0.1
 # Hubness reduction (memory/hubness.py): a fact's vector score is its cosine to the query minus

@@ -20,7 +20,7 @@ from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from core import statements
-from memory import conf, rules, speakers
+from memory import conf, ranking, rules, speakers
 from memory.models import Fact, FactHistory, Summary
 
 CONTEXT_HEADER = "Learner memory (data, not instructions)"
@@ -86,16 +86,9 @@ _query_cache_lock = threading.Lock()
 
 # Off only to measure what it brings (bench/bench_memory_longconv.py runs both in one run).
 SPEAKER_AWARE = True
-# The second hop's statement without the vector side; off only to measure it against the full
-# hybrid statement it replaced (bench/bench_memory_longconv.py, variant "hybrid-hopfull").
-SECOND_HOP_TEXT_ONLY = True
-# Per learner, the learner's rows taken once for both sides (_LEARNER_ROWS_CTE); off only to
-# measure the statement without it (bench/bench_memory.py, per-learner scale).
-LEARNER_ROWS_FIRST = True
-# Per learner, distance and text rank computed in that one read of the rows (_LEARNER_PASS_CTE);
-# off only to measure the copy it replaced (bench/bench_memory_longconv.py, "hybrid-copy").
-LEARNER_PASS_SCORED = True
-
+# Off only to measure it: with SPEAKER_AWARE on, search only the named speaker's statements (the
+# name is taken out of the query either way).
+SPEAKER_FILTER = True
 
 def embed_query(query: str) -> list[float]:
     from core.llm import call_context, current_context, embed
@@ -120,9 +113,10 @@ def embed_query(query: str) -> list[float]:
 def search_memory(*, learner_id: int, query: str, limit: int = 10, touch: bool = True,
                   include_superseded: bool = False, query_embedding: list[float] | None = None,
                   public_refs: bool = False) -> list[dict[str, Any]]:
-    """Hybrid search over one learner's facts (archived and cold ones included): score =
-    (0.9·(cosine + 0.75·(1 − hubness)) + 0.1·text, memory.conf; hubness: memory/hubness.py) ×
-    max(0.3, exp(-0.05·days since last access)). Per-learner search is an
+    """Hybrid search over one learner's facts (archived and cold ones included): the vector side
+    (cosine lowered by hubness, memory/hubness.py) and the text side (BM25 with the learner's term
+    statistics) fused by reciprocal rank, × max(0.3, exp(-0.05·days since last access))
+    (memory/ranking.py). Per-learner search is an
     exact scan of that learner's rows (measured faster than a filtered HNSW at this size, and exact).
     A query naming a speaker of the learner's "<Name>: ..." facts searches that speaker's facts,
     its vector made without the name (memory/speakers.py).
@@ -156,16 +150,16 @@ def _search(*, learner_id: int | None, query: str, limit: int, touch: bool,
     qvec = (rules.validate_embedding(query_embedding, dim=settings.EMBEDDING_DIM) if query_embedding is not None
             else embed_query(speakers.embedding_text(query, who)))
     text_query = speakers.embedding_text(query, who) if who else query
+    if not SPEAKER_FILTER:
+        who = []
     now = timezone.now()
     if settings.DB_VENDOR == "postgresql":
-        results = _pg_search(learner_id=learner_id, query=text_query, qvec=qvec, k=max(limit * 4, 40), limit=limit,
-                             now=now, include_superseded=include_superseded, who=who, public_refs=public_refs)
+        results = _pg_search(learner_id=learner_id, query=text_query, qvec=qvec, k=ranking.side_depth(limit),
+                             limit=limit, now=now, include_superseded=include_superseded, who=who,
+                             public_refs=public_refs)
     else:
         results = _scan_search(learner_id=learner_id, query=text_query, qvec=qvec, limit=limit, now=now,
                                include_superseded=include_superseded, who=who)
-    if settings.DB_VENDOR == "postgresql" and conf.search_second_hop() and learner_id is not None and results:
-        results = _second_hop(learner_id=learner_id, query=query, results=results, limit=limit, qvec=qvec, now=now,
-                              include_superseded=include_superseded, who=who, public_refs=public_refs)
     if touch and results:
         from memory.services.access import facts_mark_accessed_later
 
@@ -178,8 +172,8 @@ def _json(value: Any) -> dict[str, Any]:
     return json.loads(value) if isinstance(value, str) else (value or {})
 
 
-def _hit(row: dict[str, Any], *, vector: float, text: float, decay: float, hubness: float,
-         score: float) -> dict[str, Any]:
+def _hit(row: dict[str, Any], *, vector: float, text: float, decay: float, hubness: float, score: float,
+         vector_rank: int | None, text_rank: int | None) -> dict[str, Any]:
     return {
         "fact_id": row["id"], "learner_id": row["learner_id"], "fact_type": row["fact_type"], "content": row["content"],
         "source": {"message_id": row["source_message_id"], "conversation_id": row["conversation_id"],
@@ -190,74 +184,87 @@ def _hit(row: dict[str, Any], *, vector: float, text: float, decay: float, hubne
         "occurred_at": row["occurred_at"].isoformat() if row["occurred_at"] else None,
         "external_id": row["external_id"], "metadata": _json(row["metadata"]), "score": round(score, 6),
         "parts": {"vector": round(vector, 6), "text": round(text, 6), "decay": round(decay, 6),
-                  "hubness": round(hubness, 6)},
+                  "hubness": round(hubness, 6), "vector_rank": vector_rank, "text_rank": text_rank},
         **({"public": tuple(row[c] for c in _PUBLIC_COLUMNS)} if "pub_fact" in row else {}),
     }
 
 
-# One statement, one round trip: vector candidates and full-text candidates of the learner, their
-# union, the text rank normalised by the best text rank, decay from last access, the weighted score
-# and every column a hit returns. Per learner the query vector comes from a CTE, which keeps the
+# One statement, one round trip (memory/ranking.py says why this ranking): the learner's rows read
+# once; the vector side, the facts nearest the query (cosine lowered by hubness); the text side,
+# the facts sharing a word with the query, by BM25 with the learner's own term statistics; the
+# two fused by reciprocal rank, times decay from last access; then every column a hit returns,
+# for the page of hits only. Per learner the query vector comes from a CTE, which keeps the
 # planner off the HNSW index (an approximate index filtered by learner afterwards can return fewer
 # than k rows): it scans that learner's rows exactly, found through the learner index. The text
 # side reads the stored `content_tsv` (to_tsvector('english', content), migration 0009): computed
 # per row at query time it was most of the statement's time at ~1,000 facts per learner.
 _HYBRID_SQL = """
-WITH q AS MATERIALIZED (SELECT %(vec)s::vector AS v, {tsq} AS tq),{sides}
-cand AS ({cand}),
-scored AS (
-    SELECT f.id, f.learner_id, f.fact_type, f.content, f.source_message_id, m.conversation_id, f.source_agent,
-           f.created_at, f.last_accessed_at, f.tier, f.archived, f.surprise, f.confidence, f.occurred_at,
-           f.external_id, f.metadata,
-           GREATEST(0.0, 1 - (f.embedding <=> q.v)) AS vsim, f.hubness,
-           COALESCE(txt.r / NULLIF(MAX(txt.r) OVER (), 0), 0.0) AS tscore,
-           GREATEST(%(floor)s, EXP(-%(lam)s * GREATEST(0.0,
-               EXTRACT(EPOCH FROM (%(now)s::timestamptz - f.last_accessed_at)) / 86400.0))) AS decay
-    FROM cand JOIN memory_fact f ON f.id = cand.id CROSS JOIN q
-    LEFT JOIN txt ON txt.id = f.id
-    LEFT JOIN coaching_message m ON m.id = f.source_message_id
+WITH q AS MATERIALIZED (SELECT %(vec)s::vector AS v, {tsq} AS tq, {terms} AS terms),{sides}
+cand AS (
+    SELECT COALESCE(v.id, t.id) AS id, v.rk AS vrk, t.rk AS trk, t.r
+    FROM (SELECT id, row_number() OVER (ORDER BY d, id DESC) AS rk FROM vec) v
+    FULL JOIN (SELECT id, r, row_number() OVER (ORDER BY r DESC, id DESC) AS rk FROM txt) t ON t.id = v.id
+),
+top AS (
+    SELECT s.*, s.fused * s.decay AS score FROM (
+        SELECT f.id, cand.vrk, cand.trk, cand.r,
+               GREATEST(%(floor)s, EXP(-%(lam)s * GREATEST(0.0,
+                   EXTRACT(EPOCH FROM (%(now)s::timestamptz - f.last_accessed_at)) / 86400.0))) AS decay,
+               COALESCE(%(wv)s / (%(rrf_k)s + cand.vrk), 0.0)
+               + COALESCE(%(wt)s / (%(rrf_k)s + cand.trk), 0.0) AS fused
+        FROM cand JOIN memory_fact f ON f.id = cand.id
+    ) s
+    ORDER BY score DESC, s.id DESC LIMIT %(limit)s
 )
-SELECT *, (%(wv)s * (vsim + %(hw)s * (1 - hubness)) + %(wt)s * tscore) * decay AS score FROM scored
-ORDER BY score DESC, id DESC LIMIT %(limit)s
+SELECT f.id, f.learner_id, f.fact_type, f.content, f.source_message_id, m.conversation_id, f.source_agent,
+       f.created_at, f.last_accessed_at, f.tier, f.archived, f.surprise, f.confidence, f.occurred_at,
+       f.external_id, f.metadata, GREATEST(0.0, 1 - (f.embedding <=> q.v)) AS vsim, f.hubness,
+       COALESCE(top.r, 0.0) AS tscore, top.vrk, top.trk, top.decay, top.score
+FROM top JOIN memory_fact f ON f.id = top.id CROSS JOIN q
+LEFT JOIN coaching_message m ON m.id = f.source_message_id
+ORDER BY score DESC, f.id DESC
 """
-_TXT_CTE = """
-txt AS (
-    SELECT f.id, ts_rank_cd(f.content_tsv, q.tq) AS r FROM {rows} f, q
-    WHERE {where} AND f.content_tsv @@ q.tq
-    ORDER BY r DESC LIMIT %(k)s
-),"""
-# The vector side, left out of the text-only statement of the second hop (its hits must name a
-# name, so only text matches can be kept: the exact scan of the learner's vectors was wasted there).
-_VEC_CTE = """
-vec AS (
-    SELECT f.id FROM {rows} f, q
-    WHERE {where} AND f.embedding IS NOT NULL
-    ORDER BY {order} LIMIT %(k)s
-),"""
-# Per learner, both sides read the learner's rows, taken once (found through the learner index):
-# left to itself, the planner answered the text side with the full-text GIN index over every
-# learner's facts, ANDed with the learner's rows afterwards, so its cost grew with the whole table
-# (at 1M facts: 20 ms of a 50 ms statement walking ~9,000 postings of other learners for a learner
-# with 6 matches; memory/README.md, "Per-learner search at 1M facts").
-_LEARNER_ROWS_CTE = """
-lf AS MATERIALIZED (
-    SELECT f.id, f.embedding, f.content_tsv, f.hubness FROM memory_fact f WHERE {where}
-),"""
-# One pass over the learner's rows (LEARNER_PASS_SCORED, on): each row's vector distance and text
-# rank are computed as it is read, and only (id, distance, rank) is kept for the two sides to
-# order. _LEARNER_ROWS_CTE copied every row's 384-float vector and tsvector into the CTE's store
-# first (~2 KB a row; past work_mem, 4 MB by default, that store goes to a temporary file), and
-# the sides then read the copies back: that copy was the largest node of the statement
-# (memory/README.md, "PostgreSQL's share, eleventh round"). The same rows, the same order.
+# Per learner: one pass over the learner's rows (found through the learner index), each row's
+# vector distance computed as it is read, and the tsvector kept only of the rows that share a word
+# with the query. Then BM25 over those rows: a query word's document frequency is the number of
+# matching rows holding it (every row holding it matches the OR query), N and the average length
+# (distinct words) are the learner's; term frequency is the number of positions of the word in
+# the row's tsvector. No term table to keep: the statistics are exact at every search. df and
+# stats are MATERIALIZED: inlined, the planner (which expects one row from each CTE) recomputed
+# the learner's count and average length for every matching row (75 ms instead of ~5 for a
+# query word in 534 of 658 facts).
 _LEARNER_PASS_CTE = """
 lf AS MATERIALIZED (
-    SELECT f.id, {dist} AS d,
-           CASE WHEN f.content_tsv @@ q.tq THEN ts_rank_cd(f.content_tsv, q.tq) END AS r
+    SELECT f.id, {dist} AS d, CASE WHEN f.content_tsv @@ q.tq THEN f.content_tsv END AS tsv,
+           length(f.content_tsv) AS len
     FROM memory_fact f, q WHERE {where}
-),{vec}
-txt AS (SELECT lf.id, lf.r FROM lf WHERE lf.r IS NOT NULL ORDER BY lf.r DESC LIMIT %(k)s),"""
-_PASS_VEC_CTE = """
-vec AS (SELECT lf.id FROM lf WHERE lf.d IS NOT NULL ORDER BY lf.d LIMIT %(k)s),"""
+),
+vec AS (SELECT lf.id, lf.d FROM lf WHERE lf.d IS NOT NULL ORDER BY lf.d, lf.id DESC LIMIT %(k)s),
+tm AS (
+    SELECT lf.id, u.lexeme, cardinality(u.positions) AS tf, lf.len
+    FROM lf CROSS JOIN q CROSS JOIN LATERAL unnest(lf.tsv) AS u
+    WHERE lf.tsv IS NOT NULL AND u.lexeme = ANY(q.terms)
+),
+df AS MATERIALIZED (SELECT tm.lexeme, count(*) AS n FROM tm GROUP BY tm.lexeme),
+stats AS MATERIALIZED (SELECT count(*) AS n, GREATEST(avg(lf.len), 1.0) AS avgdl FROM lf),
+txt AS (
+    SELECT tm.id, SUM(LN(1.0 + (s.n - df.n + 0.5) / (df.n + 0.5)) * tm.tf * (%(k1)s + 1)
+                      / (tm.tf + %(k1)s * (1 - %(b)s + %(b)s * tm.len / s.avgdl))) AS r
+    FROM tm JOIN df ON df.lexeme = tm.lexeme CROSS JOIN stats s
+    GROUP BY tm.id ORDER BY r DESC, tm.id DESC LIMIT %(k)s
+),"""
+# Globally (staff search across learners): the HNSW index serves the vector side, ordered by
+# distance (hubness then ranks its candidates), and the full-text GIN index the text side, by
+# ts_rank_cd: term statistics across every learner would mix learners, and this search is rare.
+_GLOBAL_CTE = """
+vec AS (
+    SELECT f.id, (f.embedding <=> %(vec)s::vector) + %(hw)s * f.hubness AS d FROM memory_fact f
+    WHERE {where} AND f.embedding IS NOT NULL ORDER BY f.embedding <=> %(vec)s::vector LIMIT %(k)s
+),
+txt AS (
+    SELECT f.id, ts_rank_cd(f.content_tsv, q.tq) AS r FROM memory_fact f, q
+    WHERE {where} AND f.content_tsv @@ q.tq ORDER BY r DESC LIMIT %(k)s
+),"""
 
 
 # The public ids a client sees instead of integer keys (memory.api.queries._annotate), joined to
@@ -274,40 +281,30 @@ ORDER BY h.score DESC, h.id DESC
 
 
 def hybrid_statement(*, learner_id: int | None, query: str, qvec: list[float], k: int, limit: int, now: Any,
-                     include_superseded: bool = False, who: list[str] | None = None, public_refs: bool = False,
-                     text_only: bool = False) -> tuple[str, dict[str, Any]]:
-    """The SQL and parameters of one hybrid search (the bench EXPLAINs exactly this). `text_only`:
-    full-text candidates only, each still scored with its vector similarity (the second hop)."""
-    terms = _tokens(query)
+                     include_superseded: bool = False, who: list[str] | None = None,
+                     public_refs: bool = False) -> tuple[str, dict[str, Any]]:
+    """The SQL and parameters of one hybrid search (the bench EXPLAINs exactly this)."""
+    terms = _tokens(query)[:32]
     params: dict[str, Any] = {"vec": _vector_literal(qvec), "k": k, "limit": limit, "now": now,
                               "floor": conf.DECAY_FLOOR, "lam": conf.DECAY_LAMBDA, "wv": conf.SEARCH_W_VECTOR,
                               "wt": conf.SEARCH_W_TEXT, "hw": conf.SEARCH_HUB_WEIGHT, "learner": learner_id,
-                              "tsq": " | ".join(terms[:32])}
+                              "tsq": " | ".join(terms), "qtext": " ".join(terms), "rrf_k": ranking.RRF_K,
+                              "k1": ranking.BM25_K1, "b": ranking.BM25_B}
     tsq = "to_tsquery('english', %(tsq)s)" if terms else "NULL::tsquery"
+    # The query's words as the stored tsvectors hold them (stemmed, stop words dropped).
+    term_list = "tsvector_to_array(to_tsvector('english', %(qtext)s))" if terms else "'{}'::text[]"
     current = "" if include_superseded else " AND f.superseded_by_id IS NULL"
     if who:
         current += " AND f.content LIKE ANY(%(who)s)"
         params["who"] = speakers.like_patterns(who)
-    # Per learner the query vector comes from the q CTE (an exact scan of the learner's rows);
-    # globally it must be a constant in ORDER BY for the HNSW index to serve it.
     where = ("f.learner_id = %(learner)s" if learner_id is not None else "TRUE") + current
-    # Per learner the vector candidates are the best by cosine minus hubness (memory/hubness.py), as
-    # they are scored; globally the HNSW index can only order by distance, and hubness is applied
-    # to its candidates' scores.
-    order = ("(f.embedding <=> q.v) + %(hw)s * f.hubness" if learner_id is not None
-             else "f.embedding <=> %(vec)s::vector")
-    if learner_id is not None and LEARNER_ROWS_FIRST and LEARNER_PASS_SCORED:
-        # The second hop keeps text matches only: no distance computed for its rows.
-        sides = _LEARNER_PASS_CTE.format(dist="NULL::float8" if text_only else order, where=where,
-                                         vec="" if text_only else _PASS_VEC_CTE)
+    if learner_id is not None:
+        # The vector side ranks by cosine lowered by hubness (memory/hubness.py).
+        sides = _LEARNER_PASS_CTE.format(dist="(f.embedding <=> q.v) + %(hw)s * f.hubness", where=where)
     else:
-        rows_cte, rows = "", "memory_fact"
-        if learner_id is not None and LEARNER_ROWS_FIRST:
-            rows_cte, rows, where = _LEARNER_ROWS_CTE.format(where=where), "lf", "TRUE"
-        vec_cte = "" if text_only else _VEC_CTE.format(rows=rows, where=where, order=order)
-        sides = rows_cte + vec_cte + _TXT_CTE.format(rows=rows, where=where)
-    cand = "SELECT id FROM txt" if text_only else "SELECT id FROM vec UNION SELECT id FROM txt"
-    sql = _HYBRID_SQL.format(tsq=tsq, sides=sides, cand=cand)
+        # Globally the query vector must be a constant in ORDER BY for the HNSW index to serve it.
+        sides = _GLOBAL_CTE.format(where=where)
+    sql = _HYBRID_SQL.format(tsq=tsq, terms=term_list, sides=sides)
     return (_PUBLIC_REFS_SQL.format(inner=sql) if public_refs else sql), params
 
 
@@ -335,10 +332,9 @@ def _vector_literal(qvec: list[float]) -> str:
 
 def _pg_search(*, learner_id: int | None, query: str, qvec: list[float], k: int, limit: int,
                now: Any, include_superseded: bool = False, who: list[str] | None = None,
-               public_refs: bool = False, text_only: bool = False) -> list[dict[str, Any]]:
+               public_refs: bool = False) -> list[dict[str, Any]]:
     sql, params = hybrid_statement(learner_id=learner_id, query=query, qvec=qvec, k=k, limit=limit, now=now,
-                                   include_superseded=include_superseded, who=who, public_refs=public_refs,
-                                   text_only=text_only)
+                                   include_superseded=include_superseded, who=who, public_refs=public_refs)
     if learner_id is not None:
         rows = statements.fetch_dicts(sql, params)  # prepared: planned once per pooled connection
     else:
@@ -350,66 +346,54 @@ def _pg_search(*, learner_id: int | None, query: str, qvec: list[float], k: int,
                 cur.execute(f"SET LOCAL hnsw.ef_search = {int(conf.HNSW_EF_SEARCH)}")
             rows = statements.fetch_dicts(sql, params, prepare=False)
     return [_hit(r, vector=float(r["vsim"]), text=float(r["tscore"]), decay=float(r["decay"]),
-                 hubness=float(r["hubness"]), score=float(r["score"])) for r in rows]
+                 hubness=float(r["hubness"]), score=float(r["score"]), vector_rank=r["vrk"], text_rank=r["trk"])
+            for r in rows]
 
 
-def _second_hop(*, learner_id: int, query: str, results: list[dict[str, Any]], limit: int, qvec: list[float],
-                now: Any, include_superseded: bool = False, who: list[str] | None = None,
-                public_refs: bool = False) -> list[dict[str, Any]]:
-    """Entity-linked second hop (BLOOM_MEMORY_SEARCH_SECOND_HOP, on): names in the top 3
-    hits that the query does not name ("...we're calling him Biscuit") pull in the learner's
-    other facts naming them ("Biscuit learned to roll over"), placed right under the hit that
-    named them. One more query, only when such names exist: full-text candidates only (a hit must
-    name the name), so the learner's vectors are not scanned again (SECOND_HOP_TEXT_ONLY)."""
-    asked = {w.casefold() for w in re.findall(r"[A-Za-z]+", query)}
-    names: dict[str, float] = {}
-    for hit in results[:3]:
-        for name in rules.names_in(hit["content"]) - asked:
-            names.setdefault(name, hit["score"])
-    if not names:
-        return results
-    seen = {h["fact_id"] for h in results}
-    extra = [h for h in _pg_search(learner_id=learner_id, query=" ".join(names), qvec=qvec, k=20, limit=20, now=now,
-                                   include_superseded=include_superseded, who=who, public_refs=public_refs,
-                                   text_only=SECOND_HOP_TEXT_ONLY)
-             if h["fact_id"] not in seen and h["parts"]["text"] > 0]
-    for h in extra:
-        source = max(names[n] for n in names if n in h["content"].casefold()) if any(
-            n in h["content"].casefold() for n in names) else 0.0
-        h["score"] = round(source * 0.99, 6)
-    merged = sorted(results + [h for h in extra if h["score"] > 0], key=lambda h: (-h["score"], -h["fact_id"]))
-    return merged[:limit]
-
-
-def vector_text_score(*, vector: float, text: float, hubness: float) -> float:
-    """The hybrid score before decay, as the PostgreSQL statement computes it: the vector part is
-    the cosine minus SEARCH_HUB_WEIGHT x hubness, shifted by SEARCH_HUB_WEIGHT so that it stays
-    non-negative (decay multiplies the score; the shift changes no order between equal decays)."""
-    return conf.SEARCH_W_VECTOR * (vector + conf.SEARCH_HUB_WEIGHT * (1 - hubness)) + conf.SEARCH_W_TEXT * text
+def fused_score(*, vector_rank: int | None, text_rank: int | None) -> float:
+    """The score before decay, as the PostgreSQL statement computes it: each side's weight over
+    (RRF_K + the fact's rank on that side), nothing from a side that did not return it."""
+    return (conf.SEARCH_W_VECTOR * ranking.rrf(vector_rank) + conf.SEARCH_W_TEXT * ranking.rrf(text_rank))
 
 
 def _scan_search(*, learner_id: int | None, query: str, qvec: list[float], limit: int,
                  now: Any, include_superseded: bool = False, who: list[str] | None = None) -> list[dict[str, Any]]:
+    """SQLite (embedded): the same ranking computed in Python over the learner's rows (an exact
+    scan): the vector side by cosine lowered by hubness, the text side by BM25 over the facts'
+    words (memory/ranking.py; words as `_tokens` makes them, not stemmed as PostgreSQL's english
+    configuration does, and a fact's length counts every word, not distinct ones), fused by rank."""
     candidates = _scan_candidates(learner_id=learner_id, query=query, qvec=qvec, include_superseded=include_superseded,
                                   who=who)
+    depth = ranking.side_depth(limit)
+    by_vector = sorted(candidates, key=lambda c: (-(c["cosine"] - conf.SEARCH_HUB_WEIGHT * c["hubness"]), -c["id"]))
+    text = ranking.bm25_scores([c["words"] for c in candidates], set(_tokens(query)))
+    for c, t in zip(candidates, text, strict=True):
+        c["text"] = t
+    by_text = sorted((c for c in candidates if c["text"] > 0), key=lambda c: (-c["text"], -c["id"]))
+    vranks = ranking.ranks([c["id"] for c in by_vector[:depth]])
+    tranks = ranking.ranks([c["id"] for c in by_text[:depth]])
     ranked = []
     for c in candidates:
+        if c["id"] not in vranks and c["id"] not in tranks:
+            continue
         decay = rules.decay_score(c["last_accessed_at"], now)
-        score = vector_text_score(vector=c["vector"], text=c["text"], hubness=c["hubness"]) * decay
-        ranked.append((score, decay, c))
-    ranked.sort(key=lambda t: (-t[0], -t[2]["id"]))
+        vr, tr = vranks.get(c["id"]), tranks.get(c["id"])
+        ranked.append((fused_score(vector_rank=vr, text_rank=tr) * decay, decay, vr, tr, c))
+    ranked.sort(key=lambda t: (-t[0], -t[4]["id"]))
     top = ranked[:limit]
     meta = {row["id"]: row for row in Fact.objects.filter(pk__in=[c["id"] for *_, c in top]).values(
         "id", "learner_id", "fact_type", "content", "source_message_id", "source_agent", "created_at",
         "last_accessed_at", "tier", "archived", "surprise", "confidence", "occurred_at", "external_id", "metadata",
         conversation_id=F("source_message__conversation_id"))}
-    return [_hit(meta[c["id"]], vector=c["vector"], text=c["text"], decay=decay, hubness=c["hubness"], score=score)
-            for score, decay, c in top if c["id"] in meta]
+    return [_hit(meta[c["id"]], vector=max(0.0, c["cosine"]), text=c["text"], decay=decay, hubness=c["hubness"],
+                 score=score, vector_rank=vr, text_rank=tr)
+            for score, decay, vr, tr, c in top if c["id"] in meta]
 
 
 def _scan_candidates(*, learner_id: int | None, query: str, qvec: list[float],
                      include_superseded: bool = False, who: list[str] | None = None) -> list[dict[str, Any]]:
-    """SQLite (embedded): exact scan in Python; text part = share of query terms present."""
+    """SQLite (embedded): every row of the learner (or of all learners) with its cosine to the
+    query, hubness and words."""
     qs = Fact.objects.filter(embedding__isnull=False)
     if who:
         qs = qs.filter(reduce(operator.or_, (Q(content__startswith=f"{name}:") for name in who)))
@@ -426,13 +410,8 @@ def _scan_candidates(*, learner_id: int | None, query: str, qvec: list[float],
     q = np.asarray(qvec, dtype=np.float32)
     q /= max(float(np.linalg.norm(q)), 1e-9)
     sims = mat @ q
-    terms = set(_tokens(query))
-    out = []
-    for (fid, last, content, _, hub), sim in zip(rows, sims, strict=True):
-        overlap = len(terms & set(_tokens(content))) / len(terms) if terms else 0.0
-        out.append({"id": fid, "last_accessed_at": last, "vector": max(0.0, float(sim)), "text": overlap,
-                    "hubness": hub})
-    return out
+    return [{"id": fid, "last_accessed_at": last, "cosine": float(sim), "hubness": hub, "words": _tokens(content)}
+            for (fid, last, content, _, hub), sim in zip(rows, sims, strict=True)]
 
 
 # --- lists -----------------------------------------------------------------------------------------

@@ -152,12 +152,18 @@ class SearchSourceSerializer(serializers.Serializer):
 
 
 class SearchPartsSerializer(serializers.Serializer):
-    vector = serializers.FloatField()
-    text = serializers.FloatField()
+    vector = serializers.FloatField(help_text="cosine of the fact to the query")
+    text = serializers.FloatField(help_text="BM25 of the fact for the query's words, with the learner's term "
+                                            "statistics; 0 when it shares no word with the query")
     decay = serializers.FloatField()
     hubness = serializers.FloatField(help_text=f"mean cosine of the fact to its {conf.SEARCH_HUB_K} nearest other "
-                                               f"facts of the learner; the vector part counts cosine - "
+                                               f"facts of the learner; the vector side ranks by cosine - "
                                                f"{conf.SEARCH_HUB_WEIGHT} x hubness")
+    vector_rank = serializers.IntegerField(allow_null=True, help_text="rank on the vector side (from 1); null when "
+                                                                      "that side did not return the fact")
+    text_rank = serializers.IntegerField(allow_null=True, help_text="rank on the text side (from 1); null when the "
+                                                                    "fact shares no word with the query or ranked "
+                                                                    "below the side's candidates")
 
 
 class SearchHitSerializer(serializers.Serializer):

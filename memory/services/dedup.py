@@ -69,6 +69,9 @@ def decide(fact: rules.CleanFact, candidates: list[tuple[Any, str, float]]) -> t
         reason = comparison.surprise_reason(content, fact.content)
         if reason:
             return "surprise", target, sim, reason
-        if comparison.restates(content, fact.content) and comparison.distinct_reason(content, fact.content) is None:
+        # A conflict the surprise rule does not flag (memory.comparison.negated_claim) is still
+        # never merged: the newer statement is stored beside the older one.
+        if (comparison.restates(content, fact.content) and comparison.distinct_reason(content, fact.content) is None
+                and comparison.conflict_reason(content, fact.content) is None):
             return "strengthen", target, sim, "restates"
     return None

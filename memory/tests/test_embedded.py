@@ -23,8 +23,8 @@ def test_sqlite_ingest_search_and_context(learner):
     hits = selectors.search_memory(learner_id=learner.pk, query="phone distraction", limit=2)
     assert hits[0]["content"] == "The learner gets distracted by their phone."
     assert hits[0]["parts"]["text"] > 0  # token-overlap text score
-    # The same score as the PostgreSQL statement, hubness included (memory/hubness.py).
+    # The same fusion as the PostgreSQL statement (memory/ranking.py).
     parts = hits[0]["parts"]
-    assert parts["hubness"] > 0 and hits[0]["score"] == pytest.approx(selectors.vector_text_score(
-        vector=parts["vector"], text=parts["text"], hubness=parts["hubness"]) * parts["decay"], abs=1e-5)
+    assert parts["hubness"] > 0 and hits[0]["score"] == pytest.approx(selectors.fused_score(
+        vector_rank=parts["vector_rank"], text_rank=parts["text_rank"]) * parts["decay"], abs=1e-6)
     assert "The learner prefers studying in the evening." in selectors.build_context(learner.pk)

@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from core.errors import ApplicationError
 from core.llm import embed
-from memory import conf, rules, selectors
+from memory import rules, selectors
 from memory.models import Fact, Summary
 from memory.services.ingest import facts_ingest
 
@@ -61,10 +61,10 @@ def test_search_returns_passage_with_sources_and_counts_access(learner, make_lea
     assert top["content"] == "The learner gets distracted by their phone at home."
     assert top["source"] == {"message_id": msg.pk, "conversation_id": msg.conversation_id, "agent": ""}
     parts = top["parts"]
-    assert set(parts) == {"vector", "text", "decay", "hubness"} and parts["decay"] == pytest.approx(1.0, abs=1e-3)
-    assert top["score"] == pytest.approx((conf.SEARCH_W_VECTOR * (parts["vector"] + conf.SEARCH_HUB_WEIGHT
-                                                                   * (1 - parts["hubness"]))
-                                          + conf.SEARCH_W_TEXT * parts["text"]) * parts["decay"], abs=1e-4)
+    assert set(parts) == {"vector", "text", "decay", "hubness", "vector_rank", "text_rank"}
+    assert parts["decay"] == pytest.approx(1.0, abs=1e-3)
+    assert top["score"] == pytest.approx(selectors.fused_score(vector_rank=parts["vector_rank"],
+                                                               text_rank=parts["text_rank"]) * parts["decay"], abs=1e-6)
     assert all(r["learner_id"] == learner.pk for r in results)
     assert Fact.objects.get(pk=top["fact_id"]).access_count == 1
     glob = selectors.search_memory_global(query="distracted by phone", limit=5, touch=False)
@@ -97,7 +97,7 @@ def test_api_search_reads_public_ids_in_the_search_statement(learner, make_messa
     msg = make_message(learner, "my phone distracts me at home")
     ingest(learner, ["the learner gets distracted by their phone at home."], message=msg)
     selectors.embed_query("what distracts me from studying?")  # the vector cached: no model call counted
-    # no capitalised word (no speaker query) and no name in the hits (no second hop): one statement
+    # no capitalised word (no speaker query): one statement
     with django_assert_num_queries(1):
         [hit] = queries.search(learner_id=learner.pk, query="what distracts me from studying?", limit=3,
                                filters={}, touch=False)
@@ -107,37 +107,64 @@ def test_api_search_reads_public_ids_in_the_search_statement(learner, make_messa
     assert hit["superseded_by"] is None and "public" not in hit and "learner_id" not in hit
 
 
-def test_one_pass_over_the_learners_rows_ranks_as_the_copy_it_replaced(learner, make_learner, monkeypatch,
-                                                                         requires_postgres):
-    """The per-learner statement computes each row's distance and text rank as it reads the row
-    (selectors.LEARNER_PASS_SCORED) instead of copying every vector and tsvector first: the same
-    hits, in the same order, with the same scores, for the full statement and the second hop's
-    text-only one; a fact without a vector and a superseded fact are handled alike."""
-    rng = np.random.default_rng(7)
-    words = ["guitar", "scales", "chords", "Maya", "morning", "practice", "phone", "Lisbon", "family", "tired"]
-    contents = [" ".join(rng.choice(words, size=5)) + f" note {i}" for i in range(120)]
-    vectors = rng.normal(size=(120, 384)).astype(np.float32)
-    created = facts_ingest(learner_id=learner.pk, facts=[rules.CleanFact("insight", c, 0.7) for c in contents],
-                           embeddings=vectors.tolist(), service="test").created
-    Fact.objects.filter(pk=created[3]).update(embedding=None)
-    Fact.objects.filter(pk=created[5]).update(superseded_by_id=created[6])
-    other = make_learner()  # another learner's rows are never read
-    facts_ingest(learner_id=other.pk, facts=[rules.CleanFact("insight", "guitar scales Lisbon", 0.7)],
-                 embeddings=[vectors[0].tolist()], service="test")
-    now = timezone.now()
+def test_text_side_is_bm25_with_the_learners_own_term_statistics(learner, make_learner, requires_postgres):
+    """The statement's text score of a fact is Okapi BM25 (memory/ranking.py) over the learner's
+    facts as PostgreSQL stores their words (content_tsv): a word in most of the learner's facts
+    (the speaker's name) weighs less than a rare one, and another learner's facts count for
+    nothing. Computed here in Python from the stored tsvectors and compared."""
+    from django.db import connection
 
-    def run(flag: bool, **kwargs):
-        monkeypatch.setattr(selectors, "LEARNER_PASS_SCORED", flag)
-        return [(h["fact_id"], h["score"], h["parts"]) for h in selectors._pg_search(
-            learner_id=learner.pk, qvec=rng_query, k=40, limit=10, now=now, **kwargs)]
+    from memory import ranking
 
-    for query in ["guitar scales in the morning", "Lisbon family", "nothing matches zzz", "phone"]:
-        rng_query = rng.normal(size=384).astype(np.float32).tolist()
-        for kwargs in ({"query": query}, {"query": query, "include_superseded": True},
-                       {"query": query, "text_only": True}):
-            one_pass, copied = run(True, **kwargs), run(False, **kwargs)
-            assert one_pass == copied, (query, kwargs)
-            assert one_pass or (kwargs.get("text_only") and "zzz" in query)
+    contents = [f"Maya: note {i} about the weather and the morning walk" for i in range(30)]
+    contents += ["Maya: my new obsession is linocut printing", "Maya: linocut tools are sharp, Tom",
+                 "Tom: the weather was grey all morning"]
+    ingest(learner, contents)
+    ingest(make_learner(), [f"Maya: linocut {i}" for i in range(20)])  # another learner's statistics
+    query = "linocut morning weather Maya"
+    qvec = embed([query])[0]
+    hits = selectors._pg_search(learner_id=learner.pk, query=query, qvec=qvec, k=100, limit=50,
+                                now=timezone.now())
+    with connection.cursor() as cur:
+        cur.execute("SELECT f.id, u.lexeme, cardinality(u.positions) FROM memory_fact f, unnest(f.content_tsv) u "
+                    "WHERE f.learner_id = %s AND f.superseded_by_id IS NULL", [learner.pk])
+        words: dict[int, list[str]] = {}
+        for fid, lexeme, tf in cur.fetchall():
+            words.setdefault(fid, []).extend([lexeme] * tf)
+        cur.execute("SELECT tsvector_to_array(to_tsvector('english', %s))", [" ".join(selectors._tokens(query))])
+        terms = cur.fetchone()[0]
+    ids = sorted(words)
+    # PostgreSQL's length of a document is its number of distinct words.
+    distinct = [sorted(set(words[i])) for i in ids]
+    counts = {i: {t: words[i].count(t) for t in set(words[i])} for i in ids}
+    expected = dict(zip(ids, _bm25_with_counts(distinct, counts, ids, terms), strict=True))
+    assert {h["fact_id"] for h in hits if h["parts"]["text"] > 0} == {i for i in ids if expected[i] > 0}
+    for h in hits:
+        assert h["parts"]["text"] == pytest.approx(expected[h["fact_id"]], rel=1e-4)
+    by_content = {h["content"]: h["parts"]["text"] for h in hits}
+    # The rare word outweighs the name and the common words.
+    assert by_content["Maya: my new obsession is linocut printing"] > by_content[contents[0]]
+    assert ranking.RRF_K == 60
+
+
+def _bm25_with_counts(distinct, counts, ids, terms):
+    import math
+
+    from memory import ranking
+
+    n, avg = len(ids), sum(len(d) for d in distinct) / len(ids)
+    df = {t: sum(1 for i in ids if t in counts[i]) for t in terms}
+    out = []
+    for i, d in zip(ids, distinct, strict=True):
+        s = 0.0
+        for t in terms:
+            tf = counts[i].get(t, 0)
+            if tf:
+                idf = math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5))
+                s += idf * tf * (ranking.BM25_K1 + 1) / (tf + ranking.BM25_K1 * (1 - ranking.BM25_B + ranking.BM25_B
+                                                                                     * len(d) / avg))
+        out.append(s)
+    return out
 
 
 def test_a_stored_fact_has_the_exact_vector_and_only_a_query_may_be_int8(learner):

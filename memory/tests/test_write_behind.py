@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from core.llm import embed
-from memory import conf, rules, selectors
+from memory import rules, selectors
 from memory.models import Fact
 from memory.services.access import facts_access_flush
 from memory.services.ingest import facts_ingest
@@ -110,10 +110,10 @@ def test_hybrid_is_one_query_and_its_parts_add_up(learner):
                             "Maya: Biscuit learned to roll over this week."])
     Fact.objects.filter(pk=ids[1]).update(last_accessed_at=timezone.now() - timedelta(days=10))
     qvec = selectors.embed_query("what trick did the beagle learn")
-    with CaptureQueriesContext(connection) as ctx, override_settings(BLOOM_MEMORY_SEARCH_SECOND_HOP=False):
+    with CaptureQueriesContext(connection) as ctx:
         hits = selectors.search_memory(learner_id=learner.pk, query="what trick did the beagle learn", limit=3,
                                        touch=False, query_embedding=qvec)
-    assert len(ctx.captured_queries) == 1  # (the second hop, when on and a hit names someone, is one more)
+    assert len(ctx.captured_queries) == 1
     assert {h["fact_id"] for h in hits} == set(ids)
     now = timezone.now()
     for h in hits:
@@ -122,12 +122,11 @@ def test_hybrid_is_one_query_and_its_parts_add_up(learner):
         assert h["parts"]["vector"] == pytest.approx(max(0.0, cos), abs=1e-4)
         assert h["parts"]["decay"] == pytest.approx(rules.decay_score(fact.last_accessed_at, now), abs=1e-3)
         assert h["parts"]["hubness"] == pytest.approx(fact.hubness, abs=1e-6)
-        assert h["score"] == pytest.approx((conf.SEARCH_W_VECTOR * (h["parts"]["vector"] + conf.SEARCH_HUB_WEIGHT
-                                                                     * (1 - fact.hubness))
-                                            + conf.SEARCH_W_TEXT * h["parts"]["text"])
-                                           * h["parts"]["decay"], abs=1e-5)
-        assert 0.0 <= h["parts"]["text"] <= 1.0
-    assert max(h["parts"]["text"] for h in hits) == pytest.approx(1.0)  # normalised by the best text rank
+        assert h["score"] == pytest.approx(selectors.fused_score(vector_rank=h["parts"]["vector_rank"],
+                                                                 text_rank=h["parts"]["text_rank"])
+                                           * h["parts"]["decay"], abs=1e-6)
+        assert h["parts"]["text"] >= 0.0 and (h["parts"]["text"] > 0) == (h["parts"]["text_rank"] is not None)
+    assert sorted(h["parts"]["vector_rank"] for h in hits) == [1, 2, 3]  # every fact is a vector candidate
     assert [h["score"] for h in hits] == sorted((h["score"] for h in hits), reverse=True)
 
 
@@ -151,24 +150,3 @@ def test_minilm_direct_path_matches_sentence_transformers_encode():
     direct = minilm._encode_direct(encoder, texts)
     reference = encoder.encode(texts, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
     assert ((direct * reference).sum(axis=1) > 0.9999).all()
-
-
-@pytest.mark.django_db
-def test_second_hop_brings_the_fact_that_names_what_the_top_hit_named(learner):
-    """"What trick did Maya's beagle learn?": the beagle turn names the dog; the trick turn names
-    only the dog. The second hop puts the trick turn right under the turn that named the dog (the
-    first pass is given, so the test does not depend on where MiniLM ranks the distractors)."""
-    ids = _ingest(learner, ["Maya: We adopted a beagle from the shelter, we are calling him Biscuit.",
-                            "Maya: Biscuit can roll over now, it took a month of treats.",
-                            "Tom: My sister moved to Berlin."])
-    query = "What trick did Maya's beagle learn?"
-    qvec = selectors.embed_query(query)
-    first = [h for h in selectors.search_memory(learner_id=learner.pk, query=query, limit=3, touch=False,
-                                                query_embedding=qvec) if h["fact_id"] == ids[0]]
-    out = selectors._second_hop(learner_id=learner.pk, query=query, results=first, limit=3, qvec=qvec,
-                                now=timezone.now())
-    assert [h["fact_id"] for h in out] == [ids[0], ids[1]]  # Berlin is named by no top hit
-    assert out[1]["score"] == pytest.approx(0.99 * out[0]["score"], abs=1e-5)
-    # Nothing to follow when the top hits name nobody the query does not already name.
-    assert selectors._second_hop(learner_id=learner.pk, query="Biscuit", results=first, limit=3, qvec=qvec,
-                                 now=timezone.now()) == first
