@@ -92,7 +92,10 @@ def onboarding_turn(run: Run) -> tuple[str, str]:
         stated = " ".join(outcome.notes)
     else:
         question = onboarding.question_for(outcome.next_step, last_reply=last_reply)
-    stated = (kept + stated).strip()
+    lang = run.reading.get("lang")
+    # Read in another language, answered in the coach's: what was understood is said first.
+    other_language = "I read your message in another language and answer in English. " if lang and lang != "en" else ""
+    stated = (other_language + kept + stated).strip()
     suffix = (stated + "\n" if stated else "") + question
     ack = ""
     tracker, system = run.tracker, run.system

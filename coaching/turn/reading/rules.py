@@ -57,7 +57,8 @@ _ABOUT = (("calendar", re.compile(r"\b(?:calendar|calender|ical|ics|google cal|o
           ("progress", re.compile(r"\b(?:how am i doing|progress|how many (?:sessions )?(?:did|have) i)\b")))
 # Reflection and doubt: the learner looks back or says what stands in the way.
 _REFLECT = re.compile(r"\breflect|\bhow am i doing\b|\blooking back\b|\bwhat went well\b|\bweekly review\b")
-_CONCERN = re.compile(r"\bstruggl|\bstuck\b|\bgiv(?:e|ing) up\b|\bquit(?:ting)?\b|\bfrustrat|\bmotivat|"
+_CONCERN = re.compile(r"\bstruggl|\bstuck\b|\bgiv(?:e|ing) up\b|\bquit(?:ting)?\b|\bfrustrat|\b(?:un|de)motivated\b|"
+                      r"\b(?:no|lost|losing|lack of|zero|low) motivation\b|"
                       r"\bfailing\b|\bkeep failing\b|\bfall(?:ing)? behind\b|\boverwhelm|\bno time\b|\bexhausted\b|"
                       r"\bdoubt|\bcan'?t (?:keep up|focus|do this)\b|\bhopeless\b|\bburn(?:ed|t)? out\b")
 # English's most common function words: a message of several words with none of them is most
