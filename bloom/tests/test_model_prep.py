@@ -84,13 +84,13 @@ def test_a_failed_background_part_is_recorded_and_the_step_still_exits_cleanly(v
     assert "entities: failed:" in err.getvalue()
 
 
-def test_the_supervisor_runs_prepare_once_and_restarts_the_servers():
+def test_the_supervisor_runs_prepare_once_and_restarts_the_servers(tmp_path):
     spec = importlib.util.spec_from_file_location("supervise", ROOT / "scripts" / "supervise.py")
     supervise = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(supervise)
     processes = supervise.read_procfile(ROOT / "Procfile")
     assert "bloom_models --background" in processes["prepare"]
-    config = supervise.supervisord_config(processes, var_dir=Path(__import__("tempfile").mkdtemp()))
+    config = supervise.supervisord_config(processes, var_dir=tmp_path)
     sections = {block.split("]", 1)[0]: block for block in config.split("[program:")[1:]}
     assert "autorestart=unexpected" in sections["prepare"] and "exitcodes=0" in sections["prepare"]
     assert "autorestart=true" in sections["model"] and "autorestart=true" in sections["web"]
