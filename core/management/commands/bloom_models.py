@@ -9,16 +9,16 @@ Idempotent: a second run verifies what is there and says there is nothing to do.
 
 Chat first (`make run`): `--for-chat` does only what a chat reply needs — (a), the smoke generation
 and the exact ONNX graph of (c) — and records the rest as queued (core.model_prep);
-`--background`, the `prepare` process of the Procfile, then builds (b) and the int8 query graph at
-low CPU priority while the server is up, and queues the entity catch-up for the facts stored
-meanwhile. Without either flag everything is built in the foreground (`make models`, `make test`).
+`--background`, the `prepare` process of the Procfile (run under `nice -n 19` there, so chat gets
+the CPU first), then builds (b) and the int8 query graph while the server is up, and queues the
+entity catch-up for the facts stored meanwhile. Without either flag everything is built in the
+foreground (`make models`, `make test`).
 """
 
 from __future__ import annotations
 
 import time
 
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from core.llm import assets
@@ -47,8 +47,8 @@ class Command(BaseCommand):
                            help="Only what chat needs (chat GGUFs, smoke generation, exact ONNX MiniLM); queue the "
                                 "rest for --background.")
         stage.add_argument("--background", action="store_true",
-                           help="The rest, at low CPU priority (GLiNER entity model, int8 query graph), recorded for "
-                                "/healthz; then queue the entity catch-up.")
+                           help="The rest (GLiNER entity model, int8 query graph; the Procfile runs it niced), "
+                                "recorded for /healthz; then queue the entity catch-up.")
         parser.add_argument("--force", action="store_true", help="Rebuild / retrain even if a verified copy exists.")
         parser.add_argument("--no-progress", action="store_true", help="No progress bars (logs, CI).")
 
@@ -139,13 +139,8 @@ class Command(BaseCommand):
         """Each part recorded as running, then done or failed (one line, for /healthz); a failed
         part does not stop the other. Never raises: supervisord would restart a failed one-shot
         forever, and a GLiNER training that failed once fails again."""
-        import os
-
         from core import model_prep
 
-        nice = int(getattr(settings, "BLOOM_WORKER_NICE", 19))
-        if nice > 0:  # chat, served meanwhile, gets the CPU first
-            os.nice(nice)
         did_work = False
         steps = {"entities": lambda: self._entities(options),
                  "query_embeddings": lambda: self._embeddings(force=options["force"], exact=False)}
