@@ -11,7 +11,9 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/bloom
 TEST_BROKER_URL ?= redis://127.0.0.1:6379/0
 export HF_HUB_OFFLINE := 1
 
-.PHONY: install models services migrate seed run test test-postgres test-embedded bench lint fmt clean
+# `make run` builds only what chat needs before the server starts (models-chat); the Procfile's
+# `prepare` builds the rest in the background (GLiNER, the int8 query graph; docs/model-runtime.md).
+.PHONY: install models models-chat services migrate seed run test test-postgres test-embedded bench lint fmt clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt scripts/install_llama_cpp.sh
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -31,6 +33,9 @@ install: $(VENV)/.installed
 models: install
 	$(PY) manage.py bloom_models
 
+models-chat: install
+	$(PY) manage.py bloom_models --for-chat
+
 services:
 	@scripts/prepare_services.sh
 
@@ -40,7 +45,7 @@ migrate: install
 seed: migrate
 	$(PY) manage.py seed_demo
 
-run: install models migrate seed
+run: install models-chat migrate seed
 	$(PY) manage.py collectstatic --noinput -v0
 	$(PY) manage.py preflight
 	@echo ""

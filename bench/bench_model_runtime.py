@@ -49,12 +49,13 @@ def _raw(llm, prompt: str) -> tuple[float, float, int]:
     return first - started, (n - 1) / (end - first) if n > 1 else 0.0, n
 
 
-def _bloom(model: str, prompt: str) -> tuple[float, float, int]:
+def _bloom(model: str, prompt: str, max_tokens: int = MAX_TOKENS) -> tuple[float, float, int]:
+    """(time to first token, decode tok/s, tokens) of one streamed generation through Bloom's path."""
     from core import llm
 
     started, first, n = time.perf_counter(), None, 0
     stream = llm.chat([{"role": "user", "content": prompt}], stream=True, model=f"openai:{model}",
-                      options={"max_tokens": MAX_TOKENS, "temperature": 0.0, "seed": 7, "timeout": 900})
+                      options={"max_tokens": max_tokens, "temperature": 0.0, "seed": 7, "timeout": 900})
     for _ in stream:
         n += 1
         first = first or time.perf_counter()

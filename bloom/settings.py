@@ -227,11 +227,18 @@ SPECTACULAR_SETTINGS = {
 # --- models ---------------------------------------------------------------------------------
 BLOOM_MODEL_CACHE = Path(os.path.expanduser(env_str("BLOOM_MODEL_CACHE", "~/.cache/bloom")))
 BLOOM_LLM = parse_model_spec("BLOOM_LLM", env_str("BLOOM_LLM", DEFAULT_LLM), LLM_PROVIDERS)
-# The reader's model (coaching.turn.reading.proposer): asked only for messages the rules cannot
-# settle; empty = the chat model.
-BLOOM_READING_LLM = env_str("BLOOM_READING_LLM", "")
-if BLOOM_READING_LLM:
-    parse_model_spec("BLOOM_READING_LLM", BLOOM_READING_LLM, LLM_PROVIDERS)
+# A model per job (each "provider:model", any provider): background work may use a larger model than
+# chat, and the judge may sit on another host (an openai: vLLM server). Unset (None): the job uses
+# BLOOM_LLM, resolved at call time (core.llm.job_model), so one override of BLOOM_LLM moves them all.
+# The reader's model (coaching.turn.reading.proposer) is asked only for messages its rules cannot settle.
+BLOOM_EXTRACTION_LLM = parse_model_spec("BLOOM_EXTRACTION_LLM", env_str("BLOOM_EXTRACTION_LLM"), LLM_PROVIDERS) \
+    if env_str("BLOOM_EXTRACTION_LLM") else None
+BLOOM_SUMMARY_LLM = parse_model_spec("BLOOM_SUMMARY_LLM", env_str("BLOOM_SUMMARY_LLM"), LLM_PROVIDERS) \
+    if env_str("BLOOM_SUMMARY_LLM") else None
+BLOOM_JUDGE_LLM = parse_model_spec("BLOOM_JUDGE_LLM", env_str("BLOOM_JUDGE_LLM"), LLM_PROVIDERS) \
+    if env_str("BLOOM_JUDGE_LLM") else None
+BLOOM_READING_LLM = parse_model_spec("BLOOM_READING_LLM", env_str("BLOOM_READING_LLM"), LLM_PROVIDERS) \
+    if env_str("BLOOM_READING_LLM") else None
 BLOOM_EMBEDDINGS = parse_model_spec(
     "BLOOM_EMBEDDINGS", env_str("BLOOM_EMBEDDINGS", DEFAULT_EMBEDDINGS), EMBEDDING_PROVIDERS
 )

@@ -54,10 +54,36 @@ def collect_health() -> dict[str, dict[str, Any]]:
     }
     for name, (ok, reason) in llm.health().items():
         parts[name] = {"ok": ok, "reason": reason}
+    _entities_while_preparing(parts)
     return parts
 
 
+def _entities_while_preparing(parts: dict[str, dict[str, Any]]) -> None:
+    """A missing entity model that the background step is building is not a failure: chat works
+    without it, and facts stored meanwhile get their entities when it is ready (the catch-up task,
+    memory.entities_catch_up). Once the step failed, the part fails with its error."""
+    from core import model_prep
+
+    entities = parts.get("entities")
+    if entities is None or entities["ok"]:
+        return
+    line = model_prep.preparing_line("entities")
+    if line is not None:
+        parts["entities"] = {"ok": True, "preparing": True,
+                             "reason": f"{line}; facts stored meanwhile get their entities when it is ready"}
+        return
+    record = model_prep.read_status().get("entities") or {}
+    if record.get("state") == "failed":
+        entities["reason"] = f"the background step failed to build it: {record.get('error', '')}".rstrip(": ")
+
+
 def healthz(request):
+    from core import model_prep
+
     parts = collect_health()
     ok = all(part["ok"] for part in parts.values())
-    return JsonResponse({"status": "ok" if ok else "degraded", "parts": parts}, status=200 if ok else 503)
+    from core.llm import job_model
+
+    body = {"status": "ok" if ok else "degraded", "parts": parts, "preparing": model_prep.preparing_now(),
+            "models": {job: job_model(job) for job in ("chat", "extraction", "summary", "judge")}}
+    return JsonResponse(body, status=200 if ok else 503)

@@ -19,6 +19,20 @@ def archive_after_days() -> int:
     return settings.BLOOM_ARCHIVE_AFTER_DAYS
 
 
+def extraction_model() -> str:
+    """The model that extracts facts ("provider:model", BLOOM_EXTRACTION_LLM; BLOOM_LLM when unset)."""
+    from core.llm import job_model
+
+    return job_model("extraction")
+
+
+def summary_model() -> str:
+    """The model that writes summaries (BLOOM_SUMMARY_LLM; BLOOM_LLM when unset)."""
+    from core.llm import job_model
+
+    return job_model("summary")
+
+
 # Facts longer than this are rejected by the API (400) and truncated from model output.
 FACT_MAX_CHARS = 500
 # A search query longer than this is a 400 (a 10 KB query is a mistake, not a question).

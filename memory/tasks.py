@@ -10,7 +10,7 @@ from celery import shared_task
 from django.db.models import Count, Q
 
 from core.identity.models import Message
-from core.llm import LLMError, LLMInvalidOutput, call_context, chat, embed, entities_many
+from core.llm import LLMError, LLMInvalidOutput, call_context, chat, embed, entities_many, entity_model_ready
 from core.outbox.services import outbox_resend_lost
 from memory import conf, rules
 from memory.extraction import FACTS_SCHEMA, extraction_messages, summary_messages
@@ -47,7 +47,7 @@ def extract_facts(self, message_id: int) -> dict[str, Any] | None:
                           conversation_id=msg.conversation_id, trace_id=msg.trace_id or ""):
             result = chat(extraction_messages(target=msg.content, context=earlier), schema=FACTS_SCHEMA,
                           options={"max_tokens": conf.EXTRACTION_MAX_TOKENS, "temperature": 0.0},
-                          operation="chat")
+                          model=conf.extraction_model(), operation="chat")
             facts, dropped = rules.validate_model_facts(result.parsed, source=msg.content)
             vectors = embed([f.content for f in facts]) if facts else []
     except LLMInvalidOutput as exc:
@@ -70,6 +70,11 @@ def extract_entities(self, fact_ids: list[int] | int) -> dict[str, int] | None:
     re-delivered message writes nothing twice; retries only a transient model error. A single id
     is what messages queued before batching carry."""
     ids = [fact_ids] if isinstance(fact_ids, int) else [int(i) for i in fact_ids]
+    if not entity_model_ready():
+        # `make run` trains the entity model after the server is up; these facts keep no EntityRun,
+        # so memory.entities_catch_up finds them once the model is there.
+        logger.info("memory.extract_entities: entity model not ready yet; %s facts wait for the catch-up", len(ids))
+        return {"facts": 0, "kept": 0, "dropped": 0, "skipped": len(ids), "failed": 0, "waiting": len(ids)}
     facts = list(Fact.objects.filter(pk__in=ids).exclude(entity_run__isnull=False).order_by("pk")
                  .only("id", "learner_id", "content"))
     if not facts:
@@ -90,6 +95,32 @@ def extract_entities(self, fact_ids: list[int] | int) -> dict[str, int] | None:
     runs = entities_record_many(found=batch) if batch else {}
     return {"facts": len(runs), "kept": sum(r.kept for r in runs.values()),
             "dropped": sum(r.dropped for r in runs.values()), "skipped": len(ids) - len(runs), "failed": failed}
+
+
+CATCH_UP_BATCH = 32
+
+
+@shared_task(name="memory.entities_catch_up")
+def entities_catch_up(limit: int = 2000) -> dict[str, int] | None:
+    """Entities of the facts that have none yet: the ones stored while the entity model was still
+    being prepared (or whose entity message was lost). Idempotent: extract_entities re-fetches by
+    id and skips facts already done; batches of one learner each, as ingest sends them. Queued by
+    `bloom_models --background` when the model is ready; returns None while it is not."""
+    if not entity_model_ready():
+        return None
+    waiting = list(Fact.objects.filter(entity_run__isnull=True).order_by("learner_id", "pk")
+                   .values_list("learner_id", "pk")[:limit])
+    out = {"facts": 0, "kept": 0, "dropped": 0, "failed": 0, "batches": 0}
+    by_learner: dict[int, list[int]] = {}
+    for learner_id, pk in waiting:
+        by_learner.setdefault(learner_id, []).append(pk)
+    for ids in by_learner.values():
+        for start in range(0, len(ids), CATCH_UP_BATCH):
+            done = extract_entities(ids[start:start + CATCH_UP_BATCH]) or {}
+            out["batches"] += 1
+            for key in ("facts", "kept", "dropped", "failed"):
+                out[key] += int(done.get(key, 0))
+    return out
 
 
 def _spans_bisected(facts: list[Fact], labels: list[str]) -> tuple[list[tuple[Fact, list[Any]]], int]:
@@ -124,7 +155,8 @@ def summarize(self, learner_id: int) -> dict[str, Any] | None:
     try:
         with call_context(service="memory.summarize", learner_id=learner_id, priority="background"):
             result = chat(summary_messages(facts=[(f.fact_type, f.content) for f in batch], previous=previous),
-                          options={"max_tokens": conf.SUMMARY_MAX_TOKENS, "temperature": 0.0})
+                          options={"max_tokens": conf.SUMMARY_MAX_TOKENS, "temperature": 0.0},
+                          model=conf.summary_model())
     except LLMError as exc:
         _retry(self, exc)
         return None

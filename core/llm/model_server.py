@@ -118,10 +118,37 @@ def _stream_with_usage(create_chat_completion: Callable) -> Callable:
     return wrapper
 
 
+def _keep_models_resident(app_module: Any) -> None:
+    """llama-cpp-python's proxy holds one model at a time: a request for another model closes the
+    loaded one and loads the asked one. With a model per job (chat on one model, extraction on
+    another) every alternation would reload a GGUF. Bloom's server keeps each model it has loaded
+    (the default at start, the others on their first request): memory for speed, measured in
+    docs/model-runtime.md. Requests still run one at a time (the app's lock), so the cores stay
+    with one generation."""
+    proxy = app_module._llama_proxy
+
+    class ResidentLlamaProxy(type(proxy)):  # type: ignore[misc]
+        def __call__(self, model: str | None = None):
+            alias = model if model in self._model_settings_dict else self._default_model_alias
+            if alias not in self._resident:
+                self._resident[alias] = self.load_llama_from_model_settings(self._model_settings_dict[alias])
+            self._current_model, self._current_model_alias = self._resident[alias], alias
+            return self._current_model
+
+        def free(self) -> None:
+            for llama in self._resident.values():
+                llama.close()
+            self._resident.clear()
+
+    proxy.__class__ = ResidentLlamaProxy
+    proxy._resident = {proxy._current_model_alias: proxy._current_model}
+
+
 def build_app(models: dict[str, Path], *, n_ctx: int, n_threads: int, api_key: str | None = None):
     """The ASGI app serving `models` (alias -> GGUF path; the first is loaded at start, others on
-    first request: llama-cpp-python keeps one model in memory at a time)."""
+    their first request, then kept loaded: see _keep_models_resident)."""
     import llama_cpp
+    from llama_cpp.server import app as app_module
     from llama_cpp.server.app import create_app
     from llama_cpp.server.settings import ModelSettings, ServerSettings
 
@@ -134,4 +161,6 @@ def build_app(models: dict[str, Path], *, n_ctx: int, n_threads: int, api_key: s
         for alias, path in models.items()
     ]
     server = ServerSettings(interrupt_requests=False, api_key=api_key or None)
-    return OpenAIShim(create_app(server_settings=server, model_settings=model_settings), set(models))
+    app = create_app(server_settings=server, model_settings=model_settings)
+    _keep_models_resident(app_module)
+    return OpenAIShim(app, set(models))

@@ -19,7 +19,7 @@ from core.llm import call_context
 from evaluation import compare, judge
 from evaluation.models import EvalRun, EvalSet, Rubric
 from evaluation.selectors import CALIBRATION_KIND
-from evaluation.services.runs import default_model
+from evaluation.services.judging import judge_default_model
 from evaluation.services.sets import DATA_DIR
 
 JUDGE_CALIBRATION_FILE = DATA_DIR / "judge_calibration_v1.json"
@@ -37,7 +37,7 @@ def judge_calibrate(*, rubric: Rubric, judge_model: str | None = None, path: Pat
     data = json.loads(Path(path).read_text())
     if data.get("kind") != "judge calibration set":
         raise ValueError(f"{path} is not a judge calibration set (its header 'kind' says {data.get('kind')!r})")
-    judge_model = judge_model or default_model()
+    judge_model = judge_model or judge_default_model()
     keys = rubric.dimension_keys
     items = data["items"][:limit] if limit else data["items"]
     pairs: list[tuple[str, int, int | None]] = []

@@ -6,9 +6,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from core.llm import call_context
+from core.llm import call_context, job_model
 from evaluation import judge
 from evaluation.models import EvalRun, JudgeScore, ReplyResult, Transcript
+
+
+def judge_default_model() -> str:
+    """The configured judge (`BLOOM_JUDGE_LLM`, `BLOOM_LLM` when unset) as "provider:model"."""
+    return job_model("judge")
 
 
 def profile_line(profile: dict[str, Any]) -> str:
@@ -53,7 +58,8 @@ def judge_transcript(*, run: EvalRun, transcript: Transcript, replies: list[Repl
             with call_context(service="evaluation.judge", agent="judge", trace_id=reply.trace_id or ""):
                 outcome = judge.call_judge(
                     messages=messages, keys=keys, schema=judge.pointwise_schema(keys), parse=judge.parse_pointwise,
-                    model=config.get("judge_model") or None, temperature=float(config.get("temperature", 0.0)),
+                    model=config.get("judge_model") or judge_default_model(),
+                    temperature=float(config.get("temperature", 0.0)),
                     seed=int(config.get("seed", 7)) + repeat, max_tokens=int(config.get("judge_max_tokens", 320)),
                     chat_fn=chat_fn)
             calls += outcome.calls

@@ -13,7 +13,7 @@ from django.utils import timezone
 from core.llm import call_context
 from evaluation import compare, judge
 from evaluation.models import EvalRun, JudgeScore
-from evaluation.services.judging import profile_line
+from evaluation.services.judging import judge_default_model, profile_line
 from evaluation.services.runs import DEFAULT_CONFIG, run_create
 
 Progress = Callable[[str], None]
@@ -46,7 +46,8 @@ def pairwise_execute(*, baseline: EvalRun, candidate: EvalRun, config: dict[str,
                 outcome = judge.call_judge(
                     messages=judge.build_pairwise_messages(reply_a=a.reply_text, reply_b=b.reply_text, **common),
                     keys=keys, schema=judge.pairwise_schema(keys), parse=judge.parse_pairwise,
-                    model=config.get("judge_model") or None, temperature=float(config.get("temperature", 0.0)),
+                    model=config.get("judge_model") or judge_default_model(),
+                    temperature=float(config.get("temperature", 0.0)),
                     seed=int(config.get("seed", 7)), max_tokens=int(config.get("judge_max_tokens", 320)),
                     chat_fn=chat_fn)
             calls += outcome.calls

@@ -22,7 +22,7 @@ from evaluation import replay as replay_mod
 from evaluation.checks import CheckConfig
 from evaluation.models import EvalRun, EvalSet, ReplyResult, Rubric, Transcript
 from evaluation.services.checking import check_reply
-from evaluation.services.judging import judge_transcript
+from evaluation.services.judging import judge_default_model, judge_transcript
 from evaluation.services.summaries import run_summarize
 
 logger = logging.getLogger(__name__)
@@ -49,7 +49,7 @@ def run_config(**overrides: Any) -> dict[str, Any]:
     config["provider"] = model.split(":", 1)[0]
     # The judge stays the configured default model unless asked otherwise: swapping the coach's
     # model must not silently swap the judge too (self-preference, incomparable scores).
-    config["judge_model"] = config.get("judge_model") or default_model()
+    config["judge_model"] = config.get("judge_model") or judge_default_model()
     config["prompt_version"] = config.get("prompt_version") or PROMPT_VERSION
     return config
 

@@ -16,7 +16,7 @@ def fake_llm():
     fake.separate("reader")  # the reader's proposals: none unless a test scripts them
     reset_breakers()
     with override_settings(BLOOM_LLM=ModelSpec("fake", "scripted"), BLOOM_EMBEDDINGS=ModelSpec("fake", "hashing"),
-                           BLOOM_READING_LLM="fake:reader", BLOOM_LLM_RETRIES=0):
+                           BLOOM_READING_LLM=ModelSpec("fake", "reader"), BLOOM_LLM_RETRIES=0):
         yield fake
     fake.reset()
     reset_breakers()

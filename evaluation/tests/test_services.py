@@ -294,3 +294,17 @@ def test_summary_reports_the_sentence_repeat_rate_like_the_other_rates(fake_mode
     comparison = comparison_create(baseline=clean, candidate=run)
     assert comparison.verdict == "regression"
     assert any(r.startswith("check raw:sentence_repeat rate 0.00 → 1.00") for r in comparison.reasons)
+
+
+def test_the_judge_is_the_configured_judge_model_and_the_coach_stays_on_bloom_llm(fake_model, settings):
+    """BLOOM_JUDGE_LLM names the judge when a run names none; the coach stays on BLOOM_LLM. Unset,
+    the judge is BLOOM_LLM too. (SCRIPTED FAKE provider: control flow only.)"""
+    from core.env import ModelSpec
+
+    settings.BLOOM_JUDGE_LLM = ModelSpec("fake", "judge-from-setting")
+    run = execute(repeats=1)
+    assert run.config["judge_model"] == "fake:judge-from-setting" and run.config["model"] == "fake:scripted"
+    assert {q.model for q in fake_model.requests if q.schema is not None} == {"judge-from-setting"}
+    assert {q.model for q in fake_model.requests if q.schema is None} == {"scripted"}
+    settings.BLOOM_JUDGE_LLM = None
+    assert run_config()["judge_model"] == "fake:scripted"

@@ -164,3 +164,21 @@ def test_a_query_graph_is_checked_again_on_the_cpu_that_loads_it(exported, quant
         vectors, _ = minilm.MiniLMEmbeddings().embed("all-MiniLM-L6-v2", TEXTS[:2], timeout=10, query=True)
     minilm_onnx.reset()
     assert np.max(np.abs(np.asarray(vectors) - minilm._encode_direct(minilm.load(), TEXTS[:2]))) <= 1e-4
+
+
+def test_a_query_graph_built_after_the_process_started_is_taken_up(exported, quantised, tmp_path):
+    """`make run` builds the int8 graph in the background after the web process started: the
+    process that found it missing takes it once it is there (graph and stamp), without a restart."""
+    cache = tmp_path / "cache"
+    (cache / "minilm").mkdir(parents=True)
+    for src in (exported.path, minilm_onnx._stamp_path(exported.path)):
+        (cache / "minilm" / src.name).write_bytes(src.read_bytes())
+    with override_settings(BLOOM_MODEL_CACHE=str(cache)):
+        minilm_onnx.reset()
+        assert minilm_onnx.session("query") is None  # not built yet
+        graph = cache / "minilm" / quantised.path.name
+        graph.write_bytes(quantised.path.read_bytes())
+        assert minilm_onnx.session("query") is None  # half written: no stamp yet
+        minilm_onnx._stamp_path(graph).write_bytes(minilm_onnx._stamp_path(quantised.path).read_bytes())
+        assert minilm_onnx.session("query") is not None
+    minilm_onnx.reset()

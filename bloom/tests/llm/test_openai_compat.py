@@ -40,6 +40,23 @@ def served(embedded_model_server):
         yield settings.OPENAI_BASE_URL
 
 
+# Each chat model `bloom_models` installs, through the same server: grammar, schema output,
+# streaming, cancellation and telemetry must hold for the larger one as for the default.
+LARGER = "qwen2.5-coder-1.5b-instruct-q4"
+SERVED_MODELS = [pytest.param(MODEL, id="0.5b"), pytest.param(LARGER, id="1.5b", marks=pytest.mark.slow)]
+
+
+@pytest.fixture(params=SERVED_MODELS)
+def served_model(request, embedded_model_server):
+    """The model name, set as BLOOM_LLM, on the session's real model server."""
+    if embedded_model_server is None:
+        pytest.skip("no embedded model server (chat model not assembled, or BLOOM_TEST_MODEL_SERVER=external)")
+    if not assets.chat_model_path(request.param).is_file():
+        pytest.fail(f"{request.param} is not in the model cache: run `manage.py bloom_models` (make test does)")
+    with override_settings(BLOOM_LLM=ModelSpec("openai", request.param), **QUICK):
+        yield request.param
+
+
 class StubServer(ThreadingHTTPServer):
     """Answers every POST with `status` (and stalls `delay` seconds first)."""
 
@@ -73,7 +90,7 @@ class StubServer(ThreadingHTTPServer):
         self.server_close()
 
 
-def test_schema_output_and_stream_through_the_real_server_are_recorded(served):
+def test_schema_output_and_stream_through_the_real_server_are_recorded(served_model):
     with llm.call_context(learner_id=3, agent="tests", service="tests.openai") as ctx:
         result = llm.chat([{"role": "user", "content": "Name one fruit and its colour."}], schema=FRUIT,
                           options={**GREEDY, "max_tokens": 40})
@@ -85,7 +102,8 @@ def test_schema_output_and_stream_through_the_real_server_are_recorded(served):
     rows = {row.call_id: row for row in ModelCall.objects.filter(trace_id=ctx.trace_id)}
     assert set(rows) == {result.call_id, stream.result.call_id}
     for row in rows.values():
-        assert row.status == "ok" and row.provider == "openai" and row.request_model == MODEL
+        assert row.status == "ok" and row.provider == "openai" and row.request_model == served_model
+        assert row.response_model == served_model  # the server answered with the model asked for
         # Token counts come from the server's usage chunk (the embedded server adds it).
         assert row.input_tokens > 5 and row.output_tokens > 0
     assert rows[stream.result.call_id].output_tokens == len(tokens)
@@ -96,7 +114,7 @@ LIST_BAIT = [{"role": "user", "content": "Give me 5 numbered steps to learn to s
 MARKDOWN = re.compile(r"(?m)\n|\*\*|^\s*(?:[-*•#]|\d+[.)])\s")
 
 
-def test_plain_text_option_decodes_one_paragraph_on_the_real_server(served):
+def test_plain_text_option_decodes_one_paragraph_on_the_real_server(served_model):
     """core/llm/grammars.py through llama.cpp's server: asked for a markdown list, the model writes
     one; under `plain_text` the same request comes back as one paragraph without markdown marks."""
     free = llm.chat(LIST_BAIT, options={**GREEDY, "max_tokens": 60}).text
@@ -105,7 +123,7 @@ def test_plain_text_option_decodes_one_paragraph_on_the_real_server(served):
     assert plain.strip() and not MARKDOWN.search(plain), plain
 
 
-def test_tools_through_the_schema_on_the_real_server(served):
+def test_tools_through_the_schema_on_the_real_server(served_model):
     tools = [llm.ToolSpec(name="lookup_word", description="Look up the meaning of one English word.",
                           parameters={"type": "object", "properties": {"word": {"type": "string"}},
                                       "required": ["word"]})]
@@ -158,16 +176,16 @@ def test_a_stalled_server_times_out_with_a_timeout_row():
     assert ModelCall.objects.get(provider="openai").status == "timeout"
 
 
-def test_health_reports_the_last_generation_and_a_missing_server(served):
+def test_health_reports_the_last_generation_and_a_missing_server(served_model):
     llm.chat([{"role": "user", "content": "Say ok."}], options={**GREEDY, "max_tokens": 2})
-    ok, reason = chat_provider("openai").health(MODEL)
+    ok, reason = chat_provider("openai").health(served_model)
     assert ok and "last generation ok" in reason and "tok/s" in reason
     with override_settings(OPENAI_BASE_URL=f"http://127.0.0.1:{procs.free_port()}/v1"):
-        ok, reason = chat_provider("openai").health(MODEL)
+        ok, reason = chat_provider("openai").health(served_model)
     assert not ok and "unreachable" in reason
 
 
-def test_closing_a_stream_frees_the_model_at_once(served):
+def test_closing_a_stream_frees_the_model_at_once(served_model):
     """A cancelled generation must not keep the single model busy: the server stops at the next
     token once the client disconnects. If it ran on to its 300-token limit, the next request would
     wait for those tokens; the bound below is a quarter of that time at this machine's own speed."""

@@ -13,11 +13,9 @@ from __future__ import annotations
 import json
 import time
 
-from django.conf import settings
-
 from coaching.models import OnboardingStep
 from coaching.turn.reading.types import ACTS, Proposal, ReadContext
-from core.llm import chat
+from core.llm import chat, job_model
 from core.llm.types import LLMError
 
 _QUESTION_OF_STEP = {
@@ -101,7 +99,7 @@ def propose(text: str, ctx: ReadContext, *, model: str | None = None) -> Proposa
     messages.append({"role": "user", "content": f"{_situation(ctx)}\nLearner: {text[:600]}"})
     start = time.perf_counter()
     try:
-        result = chat(messages, schema=_schema(slots, ctx), model=model or settings.BLOOM_READING_LLM or None,
+        result = chat(messages, schema=_schema(slots, ctx), model=model or job_model("reading"),
                       options={"max_tokens": 80, "temperature": 0.0, "seed": 7}, operation="chat")
     except (LLMError, ValueError) as exc:
         return Proposal(act="", quotes={}, ms=_ms(start), error=type(exc).__name__)

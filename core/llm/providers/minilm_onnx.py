@@ -213,6 +213,14 @@ def _new_session(path: Path, *, threads: int) -> Any:
     return ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
 
 
+_MISSING = object()  # a graph not built yet (decided again once its file and its stamp are there)
+
+
+def _built(path: Path) -> bool:
+    """The graph and its sidecar are both written (the sidecar last: a graph without it is half done)."""
+    return path.is_file() and _stamp_path(path).is_file()
+
+
 def session(kind: str = "exact") -> Any | None:
     """The process's onnxruntime session for the exact graph (kind "exact") or the int8 query graph
     (kind "query"), or None when onnxruntime or a current graph is missing (then the provider uses
@@ -220,14 +228,19 @@ def session(kind: str = "exact") -> Any | None:
     path = query_path() if kind == "query" else onnx_path()
     with _lock:
         decided = _sessions.get(kind)
-        if decided is not None and decided[0] == path:  # once per process (the check hashes the weights)
-            return decided[1]
+        # Once per process (the check hashes the weights), except a graph that was missing: `make run`
+        # builds the int8 graph in the background after the server is up, and a process that started
+        # before it must take it up once it is there (a stat per query until then).
+        if decided is not None and decided[0] == path and not (decided[1] is _MISSING and _built(path)):
+            return None if decided[1] is _MISSING else decided[1]
         _sessions[kind] = (path, None)
         try:
             import onnxruntime  # noqa: F401
         except ImportError:
             return None
         if not is_current(path):
+            if not _built(path):
+                _sessions[kind] = (path, _MISSING)
             return None
         from django.conf import settings
 

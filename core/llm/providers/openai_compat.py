@@ -204,5 +204,6 @@ class OpenAICompatChat:
                 return False, f"model server at {base_url()} lists {model} but cannot generate: {exc}"
             seen = last_generation(model)
         assert seen is not None
+        others = [name for name in names if name != model]
         return True, (f"{model} at {base_url()}; last generation ok {seen[0]:.0f}s ago "
-                      f"({seen[1]:.1f} tok/s)")
+                      f"({seen[1]:.1f} tok/s)" + (f"; also serves {', '.join(others)}" if others else ""))

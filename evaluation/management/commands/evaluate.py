@@ -30,7 +30,7 @@ class Command(BaseCommand):
         parser.add_argument("--set-version", type=int, default=None, help="default: the newest version")
         parser.add_argument("--model", default=None, help="coach model, e.g. llamacpp:gemma3-270m-q4-k-m")
         parser.add_argument("--prompt-version", default=None)
-        parser.add_argument("--judge-model", default=None, help="default: the configured BLOOM_LLM")
+        parser.add_argument("--judge-model", default=None, help="default: BLOOM_JUDGE_LLM (else BLOOM_LLM)")
         parser.add_argument("--repeats", type=int, default=1, help="judge repeats per reply (mean and spread)")
         parser.add_argument("--temperature", type=float, default=0.0)
         parser.add_argument("--seed", type=int, default=7)

@@ -19,7 +19,7 @@ class Command(BaseCommand):
     help = "Score the judge calibration set with the judge; report and store its agreement with the hand scores."
 
     def add_arguments(self, parser):
-        parser.add_argument("--judge-model", default=None, help="default: the configured BLOOM_LLM")
+        parser.add_argument("--judge-model", default=None, help="default: BLOOM_JUDGE_LLM (else BLOOM_LLM)")
         parser.add_argument("--file", default=str(JUDGE_CALIBRATION_FILE), help="the judge calibration set")
         parser.add_argument("--limit", type=int, default=None,
                             help="only the first N items (stored as incomplete: it cannot unlock the judge)")
