@@ -89,8 +89,9 @@ def same(slot: str, got, want) -> bool:
 
 
 def writes(reading: Reading) -> dict:
-    """The written slots a reading would act on (nothing when its act does not write)."""
-    if reading.act not in WRITING_ACTS:
+    """The written slots a reading would act on (nothing when its act does not write, or when it is
+    unsettled: the turn then asks instead of writing)."""
+    if reading.act not in WRITING_ACTS or not reading.settled:
         return {}
     carried = {k: reading.get(k) for k in WRITTEN_SLOTS if reading.has(k)}
     if carried.get("option") == "none":

@@ -13,6 +13,7 @@ from django.utils import timezone
 from coaching import services
 from coaching.models import LearnerProfile, PlannedSession, Turn
 from coaching.tests.conftest import onboarded_learner
+from coaching.tests.test_gate_and_intent_flow import _sayer
 from core.llm.providers.fake import Scripted
 
 pytestmark = pytest.mark.django_db
@@ -22,16 +23,7 @@ pytestmark = pytest.mark.django_db
 def say_for(api, fake_model):
     fake_model.default = lambda request: Scripted(text="Sounds good.")
     _, http = api
-
-    def start(learner_id):
-        conv = http.post(f"/api/v1/learners/{learner_id}/conversations").json()["id"]
-
-        def say(text):
-            r = http.post(f"/api/v1/conversations/{conv}/messages", {"content": text}, format="json")
-            assert r.status_code == 201, r.content
-            return r.json()["reply"]["content"]
-        return say
-    return start
+    return lambda learner_id: _sayer(http, learner_id)
 
 
 def _next_weekday(weekday: int, hour: int, learner):

@@ -13,12 +13,12 @@ from dataclasses import replace
 from coaching.turn.reading.proposer import propose
 from coaching.turn.reading.rules import read_by_rules
 from coaching.turn.reading.settle import settle
-from coaching.turn.reading.types import ANSWER, CHANGE, OTHER, QUESTION, SMALL_TALK, ReadContext, Reading
+from coaching.turn.reading.types import OTHER, QUESTION, SMALL_TALK, ReadContext, Reading
 
 COMBINED, RULES, MODEL = "combined", "rules", "model"
-# Acts whose reading is complete without values; any other act the model names with no value it
-# could back with the learner's words leaves the rules' reading in place.
-_WITHOUT_VALUES = (QUESTION, SMALL_TALK, OTHER, "undo", "plan", "move", "cancel", "report")
+# Acts a proposal may settle without a value; any other act must point at the learner's words
+# through a value code accepted (a session, a day, a time, a length), or the rules' reading stays.
+_WITHOUT_VALUES = (QUESTION, SMALL_TALK, OTHER, "undo")
 
 
 def read(text: str, ctx: ReadContext, *, mode: str = COMBINED, model: str | None = None) -> Reading:
@@ -40,9 +40,7 @@ def read(text: str, ctx: ReadContext, *, mode: str = COMBINED, model: str | None
 def _combine(rules: Reading, proposed: Reading, *, elapsed_ms: float) -> Reading:
     """The settled proposal where it carries what the act needs; else the rules' reading, unsettled
     (the specialist then asks instead of writing)."""
-    needs_values = proposed.act in (ANSWER, CHANGE)
-    usable = proposed.values if not needs_values else {k: v for k, v in proposed.values.items()
-                                                       if k not in ("lang", "concern", "about")}
+    usable = {k: v for k, v in proposed.values.items() if k not in ("lang", "concern", "about")}
     if proposed.act in _WITHOUT_VALUES or usable:
         values = {**{k: v for k, v in rules.values.items() if k in ("concern", "about")}, **proposed.values}
         # The rules' values of the same act are kept where the model quoted nothing for them.

@@ -10,14 +10,13 @@ import re
 
 from coaching.models import OnboardingStep
 from coaching.onboarding.answers import is_bare_question
-from coaching.onboarding.small_talk import is_small_talk
-from coaching.onboarding.values import parse_best_time, parse_confidence, parse_hours
+from coaching.onboarding.small_talk import is_greeting, is_small_talk
+from coaching.onboarding.values import parse_best_time, parse_confidence, parse_hours, says_time_amount
 from coaching.turn.reading import intent as intents
 from coaching.turn.reading.rules import _days_in, _session_named, _sitting, asks, requests_plan
 from coaching.turn.reading.types import (
     ACTS,
     ANSWER,
-    CHANGE,
     OTHER,
     UNDO,
     Proposal,
@@ -36,15 +35,11 @@ def locate(quote: str, text: str, earlier: tuple[str, ...] = ()) -> tuple[str, i
     wanted = normalise(quote).strip(" \"'“”.,!?")
     if len(wanted) < 1:
         return None
+    # Whole words only: "music" is not in "musica".
+    pattern = re.compile(r"(?<!\w)" + re.escape(wanted).replace(r"\ ", r"\s+") + r"(?!\w)")
     for index, source in enumerate((text, *earlier)):
-        found = source.lower().replace("’", "'").find(wanted)
-        if found < 0:
-            squeezed = re.sub(r"\s+", " ", source.lower().replace("’", "'"))
-            found = squeezed.find(wanted)
-            if found >= 0:
-                return squeezed[found:found + len(wanted)], index
-            continue
-        return source[found:found + len(wanted)], index
+        if match := pattern.search(source.lower().replace("’", "'")):
+            return source[match.start():match.end()], index
     return None
 
 
@@ -100,12 +95,18 @@ def settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
             why.append(f"{slot}: not the learner's words ({quote[:40]!r})")
             continue
         span, where = found
-        if slot == "goal" and act in (ANSWER, CHANGE):
-            if goal := _goal(span, why):
+        if slot == "goal":
+            # A goal is taken from a proposal only as the answer to the goal question; a change of
+            # goal later is a write the rules must read ("actually, my goal is …").
+            if act == ANSWER and ctx.step == OnboardingStep.GOAL and (goal := _goal(span, why)):
                 put("goal", goal, span, where)
+            elif act != ANSWER or ctx.step != OnboardingStep.GOAL:
+                why.append("goal: only an answer to the goal question")
         elif slot == "hours":
             hours = parse_hours(span)
-            if hours is None:
+            if hours is not None and ctx.step != OnboardingStep.WEEKLY_HOURS and not says_time_amount(span):
+                why.append(f"hours: no unit of time in {span!r} outside the hours question")
+            elif hours is None:
                 why.append(f"hours: code cannot read a weekly amount from {span!r}")
             else:
                 put("weekly_hours", float(hours), span, where)
@@ -113,7 +114,9 @@ def settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
             if minutes := _sitting(span):
                 put("session_minutes", minutes, span, where)
         elif slot == "time_of_day":
-            if when := parse_best_time(span):
+            if is_small_talk(span) or is_greeting(span):
+                why.append(f"time_of_day: a greeting ({span!r})")
+            elif when := parse_best_time(span):
                 put("time_of_day", when, span, where)
         elif slot == "confidence":
             confidence = parse_confidence(span)
@@ -134,8 +137,10 @@ def settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
     labels = [o["label"] for o in ctx.options]
     if (option := proposal.quotes.get("option")) and (option in labels or option == "none") and act == ANSWER:
         put("option", option, text, 0)
-    if (outcome := proposal.quotes.get("outcome")) in ("completed", "skipped") and act == "report":
-        put("outcome", outcome, text, 0)
+    if proposal.quotes.get("outcome"):
+        # Whether a session was done or skipped is written as a check-in: the rules must read it
+        # (or the coach asks); a proposal's outcome points at nothing in the words.
+        why.append("outcome: read by the rules only")
     if (category := proposal.quotes.get("category")) and ctx.step == OnboardingStep.CATEGORY and act == ANSWER:
         put("category", category, text, 0)
     if act == ANSWER and asks(text) and not values:
