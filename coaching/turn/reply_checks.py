@@ -16,6 +16,7 @@ from typing import Any
 from coaching.onboarding.answers import area_not_goal
 from coaching.onboarding.small_talk import is_small_talk
 from coaching.onboarding.values import parse_best_time, parse_category_answer
+from coaching.turn.reading.vocabulary import NUMBER_WORDS
 
 _WORD = re.compile(r"[a-z0-9][a-z0-9'’]*")
 
@@ -153,16 +154,13 @@ def goal_is_greeting(goal: str) -> str | None:
     return None
 
 
-_NUMBER_WORDS = {"half": 0.5, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-                 "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20,
-                 "thirty": 30, "forty": 40}
 # Values the gate may choose itself, and says so to the learner (after two unmatched answers).
 GATE_DEFAULTS = {"goal_category": {"other"}, "best_time": {"flexible"}}
 
 
 def _numbers_in(text: str) -> set[float]:
     found = {float(n.replace(",", ".")) for n in re.findall(r"\d+(?:[.,]\d+)?", text)}
-    found |= {float(v) for w, v in _NUMBER_WORDS.items() if re.search(rf"(?i)\b{w}\b", text)}
+    found |= {float(v) for w, v in NUMBER_WORDS.items() if v and re.search(rf"(?i)\b{w}\b", text)}
     # minutes → hours, "and a half"
     for m in re.findall(r"(?i)(\d+)\s*(?:min|mins|minutes)\b", text):
         found |= {round(int(m) / 60 * 2) / 2, int(m) / 60}  # rounded as stored; exact, to multiply
