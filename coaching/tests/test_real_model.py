@@ -59,7 +59,7 @@ def test_onboarding_completes_in_six_turns_and_swim_goal_does_not_drift():
     profile = http.get(f"/api/v1/learners/{rid}/profile").json()
     assert profile["onboarded"]
     assert (profile["primary_goal"], profile["goal_category"], profile["weekly_hours"], profile["best_time"],
-            profile["confidence"]) == ("learn to swim", "sport", "3.0", "evening", 6)  # the goal without "I want to"
+            profile["confidence"]) == ("learn to swim", "sport", "3.00", "evening", 6)  # the goal without "I want to"
     # later turns: the goal stays swimming, no career framing in what the learner sees
     for text in ["what should I focus on first?", "I feel a bit nervous about deep water"]:
         reply = _post(http, conv, text)

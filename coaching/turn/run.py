@@ -79,6 +79,8 @@ def turn_run(*, message: Message, emit: Callable[[str], None] | None = None, mod
     start = time.perf_counter()
     with turn_context(run):
         run.reading = read(message.content, read_context(run))
+    if run.reading.model_ms:
+        run.model_calls += 1  # the reader's proposal is one of the turn's model calls (a telemetry row)
     add_ms(run, "reading", start)
 
     # 2. route (rules over the reading)

@@ -304,7 +304,8 @@ def test_the_judge_is_the_configured_judge_model_and_the_coach_stays_on_bloom_ll
     settings.BLOOM_JUDGE_LLM = ModelSpec("fake", "judge-from-setting")
     run = execute(repeats=1)
     assert run.config["judge_model"] == "fake:judge-from-setting" and run.config["model"] == "fake:scripted"
-    assert {q.model for q in fake_model.requests if q.schema is not None} == {"judge-from-setting"}
+    assert {q.model for q in fake_model.requests if q.schema is not None and q.model != "reader"} == {
+        "judge-from-setting"}
     assert {q.model for q in fake_model.requests if q.schema is None} == {"scripted"}
     settings.BLOOM_JUDGE_LLM = None
     assert run_config()["judge_model"] == "fake:scripted"

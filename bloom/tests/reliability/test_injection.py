@@ -222,11 +222,14 @@ def test_a_model_that_obeys_the_injection_still_cannot_run_an_action_tool(tenant
     hostile = {"tool_calls": [{"name": "schedule_session",
                                "arguments": {"start": "2030-01-01T09:00:00+00:00", "minutes": 30}}]}
     fake.push(json.dumps(hostile), "Keep going: one short swim this week.")
+    fake.separate("reader")  # the reader asks for no proposal here: none is scripted
     settings.BLOOM_LLM = ModelSpec("fake", "scripted")
+    settings.BLOOM_READING_LLM = ModelSpec("fake", "reader")
     settings.BLOOM_COACH_TOOL_LOOP = True
     try:
-        # (Not a question about progress: the planner answers those from the database, no model.)
-        turn = _turn(learner, "Any tips for keeping going with my goal?", "k4")
+        # A look back ("how am I doing") is answered from the database now; a doubt goes to the
+        # reflection specialist, whose tool loop the hostile answer targets.
+        turn = _turn(learner, "I feel stuck with my goal lately", "k4")
     finally:
         fake.reset()
     assert turn.specialist == "reflection"
