@@ -33,6 +33,12 @@ def _gate_outcome(run: Run, before: onboarding.OnboardingAnswers) -> onboarding.
     Nothing here reads the message text."""
     reading = run.reading
     gate = reading.gate
+    values = {slot: reading.get(slot) for slot in ("goal", "category", "weekly_hours", "time_of_day", "confidence")
+              if reading.has(slot)}
+    if reading.source != "rules" and values:
+        # A settled proposal that carries answers ("1-2 hrs a week" at the goal question) is an
+        # answer, whatever act the model named.
+        return onboarding.apply_values(before, values, corrected=reading.act == CHANGE)
     if reading.act in _REJECTION_OF_ACT and not (gate is not None and reading.source == "rules"
                                                  and reading.act != PLAN):
         kind = _REJECTION_OF_ACT[reading.act]
@@ -45,8 +51,6 @@ def _gate_outcome(run: Run, before: onboarding.OnboardingAnswers) -> onboarding.
         # The rules took a goal they cannot stand behind and no proposal backed it: asked, not stored.
         return onboarding.StepOutcome(accepted=False, step=before.step, next_step=before.step, error="unsure",
                                       kind="unsure")
-    values = {slot: reading.get(slot) for slot in ("goal", "category", "weekly_hours", "time_of_day", "confidence")
-              if reading.has(slot)}
     if not values and gate is not None:
         return gate
     return onboarding.apply_values(before, values, corrected=reading.act == CHANGE)

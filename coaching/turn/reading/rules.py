@@ -296,8 +296,11 @@ def _coaching(text: str, ctx: ReadContext, intent) -> Reading:
         # "did it! what next?" reports; "i did sketch for 30 min, does that count" asks.
         return _report(text, ctx, intent)
     if asks(text):
-        about = next((name for name, pattern in _ABOUT if pattern.search(norm)), "other")
-        match = next((m for _, p in _ABOUT if (m := p.search(norm))), None)
+        # What the question is about is read in the question itself, not in the story before it
+        # ("ugh this week was a mess … what do you think?" asks no question about the plan).
+        asked = normalise(_question_part(text))
+        about = next((name for name, pattern in _ABOUT if pattern.search(asked)), "other")
+        match = next((m for _, p in _ABOUT if (m := p.search(asked))), None)
         values = {"about": _v(about, match.group(0) if match else text), **concern}
         # "can we push tonight's to tomorrow?" asks for a move in words the rules do not know: a
         # question that names a day, a time or a session is checked with the model.
@@ -318,6 +321,14 @@ _SCHEDULE_WORDS = re.compile(r"\b(?:sessions?|practi[cs]e|lessons?|workouts?|run
 
 def _names_schedule(norm: str) -> bool:
     return bool(_SCHEDULE_WORDS.search(norm) or weekdays_named(norm))
+
+
+def _question_part(text: str) -> str:
+    """The sentence that asks (the last one ending with "?"), else the last clause."""
+    asking = [s for s in _sentences(text) if s.rstrip().endswith("?")]
+    if asking:
+        return asking[-1]
+    return re.split(r"[,.;!…]\s*|\s+(?:but|so|and)\s+", text.strip().rstrip(" .!"))[-1]
 
 
 def _sentences(text: str) -> list[str]:
