@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta
+from decimal import Decimal
 
 from coaching import onboarding
 from coaching.models import OnboardingStep
@@ -220,8 +221,6 @@ def _days_said(text: str, ctx: ReadContext) -> dict[str, Value]:
 
 
 def _plain(value):
-    from decimal import Decimal
-
     return float(value) if isinstance(value, Decimal) else value
 
 
@@ -288,7 +287,7 @@ def _coaching(text: str, ctx: ReadContext, intent) -> Reading:
     if intent.kind == intents.RESCHEDULE:
         return _move(text, ctx, intent)
     if _CANCEL.search(norm) and _SESSION_WORD.search(norm) and not asks(text):
-        session = _session_named(norm, ctx)
+        session = session_named(norm, ctx)
         return Reading(CANCEL, {"session": session} if session else {}, cue="asks to cancel a session")
     if intent.kind == intents.PLAN or (not asks(text) and _PLAN_VERB.search(norm) and intent.kind != intents.REPORT):
         return Reading(PLAN, {**plan_values(text, ctx), **concern}, cue=intent.cue or "asks to schedule")
@@ -351,7 +350,7 @@ def plan_values(text: str, ctx: ReadContext) -> dict[str, Value]:
     """Days, a time of day or an hour, a taken time and a sitting's length, from the request and,
     where it names none, from the learner's earlier messages (said at onboarding, say)."""
     request = read_plan_request(text)
-    if request.session_minutes is None and (minutes := _sitting(text)):
+    if request.session_minutes is None and (minutes := sitting_minutes(text)):
         request = PlanRequest(**{**request.__dict__, "session_minutes": minutes})
     merged = with_earlier(request, list(ctx.earlier))
     values: dict[str, Value] = {}
@@ -381,7 +380,7 @@ _ONE_SITTING = re.compile(r"\b(\d{1,3})\s*-?\s*(?:min|mins|minutes?)\b(?:\s+(?:l
                           r"|\b(?:an?|one)\s+(hour)(?:-long)?\s+(?:session|practice|lesson|workout|block|slot)\b")
 
 
-def _sitting(text: str) -> int | None:
+def sitting_minutes(text: str) -> int | None:
     """A sitting's length named with the sitting ("a 30 minute practice", "an hour session")."""
     if minutes := session_minutes(text):
         return minutes
@@ -398,11 +397,11 @@ def _move(text: str, ctx: ReadContext, intent) -> Reading:
     target = _TARGET.search(norm)
     source_part, target_part = (norm[:target.start()], target.group(1)) if target else (norm, "")
     values: dict[str, Value] = {}
-    if session := _session_named(source_part, ctx):
+    if session := session_named(source_part, ctx):
         values["session"] = session
-    days = _days_in(target_part, ctx) if target_part else ()
+    days = days_in(target_part, ctx) if target_part else ()
     if not target_part:
-        named = _days_in(norm, ctx)
+        named = days_in(norm, ctx)
         # one day named and no session on it: that day is where to, not which
         if (named and not any(s.day == named[-1] for s in ctx.plan) and "session" in values) or len(named) > 1:
             days = named[-1:]
@@ -417,7 +416,7 @@ def _move(text: str, ctx: ReadContext, intent) -> Reading:
     return Reading(MOVE, values, cue=intent.cue or "asks to move a session")
 
 
-def _days_in(text: str, ctx: ReadContext) -> tuple[str, ...]:
+def days_in(text: str, ctx: ReadContext) -> tuple[str, ...]:
     days = [DAY_CODES[i] for i, _ in weekdays_named(text)]
     if ctx.today is not None:
         for match in _RELATIVE_DAY.finditer(text):
@@ -426,11 +425,11 @@ def _days_in(text: str, ctx: ReadContext) -> tuple[str, ...]:
     return tuple(dict.fromkeys(days))
 
 
-def _session_named(text: str, ctx: ReadContext) -> Value | None:
+def session_named(text: str, ctx: ReadContext) -> Value | None:
     """The one planned session the words name (by its day, "tonight's", "tomorrow's"), or the only
     planned session when the words name none. None when none or several fit: the coach asks."""
     planned = [s for s in ctx.plan if s.status == "planned"]
-    days = _days_in(text, ctx)
+    days = days_in(text, ctx)
     fits = [s for s in planned if s.day in days] if days else (planned if len(planned) == 1 else [])
     return _v(fits[0].ref, text) if len(fits) == 1 else None
 
@@ -441,7 +440,7 @@ def _report(text: str, ctx: ReadContext, intent) -> Reading:
         # "I did the monday one but skipped wednesday": two outcomes; the coach asks, one at a time.
         return Reading(REPORT, _concern(text), cue="reports sessions with different outcomes")
     values: dict[str, Value] = {"outcome": _v(intent.outcome, intent.cue)}
-    days = _days_in(norm, ctx)
+    days = days_in(norm, ctx)
     if len(days) > 1:
         reportable = [s for s in ctx.plan if s.past and s.status in ("planned", "missed")]
         fits = [[s for s in reportable if s.day == d] for d in days]

@@ -13,7 +13,7 @@ from coaching.onboarding.answers import is_bare_question
 from coaching.onboarding.small_talk import is_greeting, is_small_talk
 from coaching.onboarding.values import parse_best_time, parse_confidence, parse_hours, says_time_amount
 from coaching.turn.reading import intent as intents
-from coaching.turn.reading.rules import _days_in, _session_named, _sitting, asks, requests_plan
+from coaching.turn.reading.rules import asks, days_in, requests_plan, session_named, sitting_minutes
 from coaching.turn.reading.types import (
     ACTS,
     ANSWER,
@@ -111,7 +111,7 @@ def settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
             else:
                 put("weekly_hours", float(hours), span, where)
         elif slot == "minutes":
-            if minutes := _sitting(span):
+            if minutes := sitting_minutes(span):
                 put("session_minutes", minutes, span, where)
         elif slot == "time_of_day":
             if is_small_talk(span) or is_greeting(span):
@@ -125,10 +125,10 @@ def settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
             else:
                 put("confidence", confidence, span, where)
         elif slot == "session":
-            if (ref := _session_named(span, ctx)) is not None:
+            if (ref := session_named(span, ctx)) is not None:
                 put("session", ref.value, span, where)
         elif slot == "target":
-            if days := _days_in(span, ctx):
+            if days := days_in(span, ctx):
                 put("days", days, span, where)
             if clock := _clock(span):
                 put("time", clock, span, where)
