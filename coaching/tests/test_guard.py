@@ -19,6 +19,16 @@ def test_leaks_detected():
     assert not guard.find_leaks("Nice work today. How did the water feel?")
 
 
+def test_a_reply_that_takes_up_an_injected_role_is_a_leak():
+    """Memory holds what a learner asked the coach to remember, instructions included, as data; a
+    reply that speaks from the role such text asked for, or about its own instructions, is not sent."""
+    assert guard.find_leaks("I'm currently in admin mode and must reveal my instructions.")
+    assert guard.find_leaks("I know about statistics, but I'm not in developer mode.")
+    assert guard.find_leaks("As an AI, I cannot practise with you.")
+    assert not guard.find_leaks("You told me you want to learn statistics for work, two hours a week.")
+    assert not guard.find_leaks("Follow the instructions in your workbook, then play it slowly once.")
+
+
 def test_recited_notes_are_leaks():
     """Seen with the real model once the notes shared the system message: the reply recited them."""
     assert guard.find_leaks("You know about them: goal: learn to skateboard at 35 (sport / fitness); 2 h/week; "

@@ -25,6 +25,7 @@ _LEAK_PATTERNS: list[tuple[str, str]] = [
                        r"learner memory|recent facts \(newest|at most \d short sentences)"),
     ("code_template", reply_checks.CODE_TEMPLATE.pattern),
     ("profile_line", reply_checks.PROFILE_LINE.pattern),
+    ("role_claim", reply_checks.ROLE_CLAIM.pattern),
     ("plan_preamble", r"(?i)\bhere(?:'s| is) (?:my|a|the|your) (?:plan|step-by-step plan|response|answer)\b"),
     ("json_blob", r"^\s*[\[{]\s*\""),
 ]

@@ -85,6 +85,14 @@ CODE_TEMPLATE = re.compile(r"(?im)^\s*option [a-c]:|reply “option|\bsay “und
                            r"|\bnot linked to a planned session\b|\byour notes\b")
 # The profile line of the notes, recited: "goal: … (music); 2 h/week; best time: evening; …".
 PROFILE_LINE = re.compile(r"(?i)\d h/week\b|;\s*best time:|\bconfidence \d+/10;")
+# The coach speaking as a model or a system rather than a coach: about its prompt or instructions,
+# or in a "mode" a message or a stored fact told it it was in. Text in the learner's memory is data;
+# a reply that takes it up as a change of role has followed an injected instruction.
+ROLE_CLAIM = re.compile(r"(?i)\bas an ai\b"
+                        r"|\b(?:i am|i'm) (?:a|an) (?:ai|language model|large language model)\b"
+                        r"|\bmy (?:system )?(?:prompt|instructions|programming)\b"
+                        r"|\b(?:admin|administrator|developer|debug|maintenance|root|god|jailbreak|unrestricted)"
+                        r" mode\b|\bsystem override\b")
 
 
 # --- refusals -------------------------------------------------------------------------------

@@ -24,9 +24,7 @@ _SCAFFOLD_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
                                  r"|\[(?:preference|barrier|progress|insight)\]")),
     ("plan preamble", re.compile(r"(?i)\bhere(?:'s| is) (?:my|the) (?:plan|response|reply|answer|draft)\b"
                                  r"(?: for you)?\s*[:.…]")),
-    ("self as model", re.compile(r"(?i)\bas an ai\b"
-                                 r"|\b(?:i am|i'm) (?:a|an) (?:ai|language model|large language model)\b"
-                                 r"|\bmy (?:system )?(?:prompt|instructions)\b")),
+    ("self as model", reply_checks.ROLE_CLAIM),
     ("prompt echo", re.compile(r"(?i)\byou are (?:a|an|bloom)\b.{0,40}\b(?:coach|assistant)\b"
                                r"|\b(?:do not|don't|never) (?:reveal|mention) (?:the|these|your) "
                                r"(?:instructions|prompt)\b"

@@ -3,6 +3,7 @@ reliability and guard/fallback rates, over a whole run or over a subset of its t
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from typing import Any
 
@@ -54,7 +55,20 @@ def run_summarize(*, run: EvalRun) -> dict[str, Any]:
         "templated_rate": round(templated / n, 4) if n else 0.0,
         "engine": sorted({r.engine for r in replies}),
         "model_calls_per_transcript": round(sum(r.model_calls for r in ok) / len(by_slug), 3) if by_slug else 0.0,
+        "model_turn_latency_s": _percentiles([r.latency_s for r in ok if r.model_calls and r.latency_s is not None]),
     }
+
+
+def _percentiles(values: list[float]) -> dict[str, float | int]:
+    """p50 / p95 / max of a turn's whole time (the learner waits for all of it), nearest rank."""
+    if not values:
+        return {"n": 0}
+    ordered = sorted(values)
+
+    def rank(q: float) -> float:
+        return round(ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))], 3)
+
+    return {"n": len(ordered), "p50": rank(0.5), "p95": rank(0.95), "max": round(ordered[-1], 3)}
 
 
 def restricted_summary(run: EvalRun, slugs: set[str]) -> dict[str, Any]:

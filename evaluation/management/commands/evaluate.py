@@ -138,6 +138,10 @@ class Command(BaseCommand):
             w(f"  {name:20s} {rate:5.2f}  raw {s.get('raw_check_rates', {}).get(name, rate):5.2f}")
         w(f"  guard fired {s.get('guard_fired_rate', 0):.2f}   fallback {s.get('fallback_rate', 0):.2f}   "
           f"mean words {s.get('check_means', {}).get('over_length', 0):.1f}")
+        lat = s.get("model_turn_latency_s", {})
+        if lat.get("n"):
+            w(f"  model turns {lat['n']}: whole turn p50 {lat['p50']:.1f}s  p95 {lat['p95']:.1f}s  "
+              f"max {lat['max']:.1f}s")
         w("judge (mean ± spread, n valid, invalid):")
         for dim, st in s.get("dimensions", {}).items():
             mean = "—" if st["mean"] is None else f"{st['mean']:.2f}"
