@@ -23,7 +23,8 @@ TEXT_PERMISSION = "review.view_message_text"
 # model label (lower case, concrete model) -> fields whose value is, or quotes, learner/coach text.
 TEXT_FIELDS: dict[str, frozenset[str]] = {
     "identity.message": frozenset({"content"}),
-    "coaching.turn": frozenset({"context_snapshot", "tool_calls", "guard_events", "offered_options", "code_text"}),
+    "coaching.turn": frozenset({"context_snapshot", "tool_calls", "guard_events", "offered_options", "code_text",
+                                "reading"}),
     "coaching.learnerprofile": frozenset({"primary_goal"}),
     "memory.fact": frozenset({"content"}),
     "memory.summary": frozenset({"text"}),

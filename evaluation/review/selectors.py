@@ -45,6 +45,20 @@ class AuditTurn:
         return rows
 
     @property
+    def reading(self) -> dict[str, Any] | None:
+        """How the message was read (act, who read it, what settled it) and each value with the
+        learner's words it came from: where a wrong write starts, it starts here."""
+        stored = self.turn.reading if self.turn else None
+        if not isinstance(stored, dict):
+            return None
+        values = [{"slot": slot, "value": _pretty(v.get("value")), "span": v.get("span", ""),
+                   "source": v.get("source", ""), "earlier": v.get("earlier", 0)}
+                  for slot, v in (stored.get("values") or {}).items() if isinstance(v, dict)]
+        return {"act": stored.get("act", "?"), "source": stored.get("source", ""), "cue": stored.get("cue", ""),
+                "settled": stored.get("settled", True), "model_ms": stored.get("model_ms") or 0,
+                "values": values, "rejected": list(stored.get("rejected") or [])}
+
+    @property
     def guard_events(self) -> list[dict[str, Any]]:
         events = (self.turn.guard_events if self.turn else None) or []
         return [e if isinstance(e, dict) else {"kind": "?", "detail": str(e), "action": ""} for e in events]

@@ -41,6 +41,9 @@ def judge_calibrate(*, rubric: Rubric, judge_model: str | None = None, path: Pat
     keys = rubric.dimension_keys
     items = data["items"][:limit] if limit else data["items"]
     pairs: list[tuple[str, int, int | None]] = []
+    # Where each item's reply came from ("written" to show a defect class, or a real model's run):
+    # a judge that agrees only with replies written to be scored has not been shown to judge real ones.
+    by_origin: dict[str, list[tuple[str, int, int | None]]] = {}
     started_at, started = timezone.now(), time.perf_counter()
     calls = unavailable = 0
     for item in items:
@@ -57,8 +60,10 @@ def judge_calibrate(*, rubric: Rubric, judge_model: str | None = None, path: Pat
             # so the item is left out, and the run cannot count as a calibration.
             unavailable += 1
             continue
-        pairs += [(k, int(item["scores"][k]), None if outcome.scores[k].invalid else outcome.scores[k].score)
+        scored = [(k, int(item["scores"][k]), None if outcome.scores[k].invalid else outcome.scores[k].score)
                   for k in keys if k in item["scores"]]
+        pairs += scored
+        by_origin.setdefault(item.get("origin", "written"), []).extend(scored)
     agreement = compare.judge_agreement(pairs)
     trusted, why = compare.judge_trusted(agreement, compare.Thresholds())
     if unavailable:
@@ -67,7 +72,8 @@ def judge_calibrate(*, rubric: Rubric, judge_model: str | None = None, path: Pat
     result = {"judge_model": judge_model, "set": data.get("name"), "version": data.get("version"),
               "items": len(items), "unavailable_items": unavailable,
               "complete": len(items) == len(data["items"]) and not unavailable, "agreement": agreement,
-              "trusted": trusted and not unavailable, "why_not": why}
+              "trusted": trusted and not unavailable, "why_not": why,
+              "agreement_by_origin": {origin: compare.judge_agreement(p) for origin, p in sorted(by_origin.items())}}
     run = calibration_store(data=data, rubric=rubric, result=result, seed=seed, max_tokens=max_tokens,
                             judge_calls=calls, started_at=started_at, wall_time_s=time.perf_counter() - started)
     return {**result, "run_id": str(run.public_id)}

@@ -41,6 +41,13 @@ class Command(BaseCommand):
             rho = "n/a" if a["spearman"] is None else f"{a['spearman']:.3f}"
             exact = "n/a" if a["exact"] is None else f"{a['exact']:.3f}"
             w(f"  {dim:18s} {rho:>9s} {exact:>7s} {a['n']:>5d} {a['invalid']:>8d}")
+        if len(result.get("agreement_by_origin", {})) > 1:
+            for origin, agreement in result["agreement_by_origin"].items():
+                w(f"  items from {origin}:")
+                for dim, a in agreement.items():
+                    rho = "n/a" if a["spearman"] is None else f"{a['spearman']:.3f}"
+                    exact = "n/a" if a["exact"] is None else f"{a['exact']:.3f}"
+                    w(f"    {dim:16s} {rho:>9s} {exact:>7s} {a['n']:>5d} {a['invalid']:>8d}")
         if result["trusted"] and result["complete"]:
             w(self.style.SUCCESS("trusted: this judge's scores may decide a verdict"))
         else:

@@ -22,7 +22,7 @@ from memory.models import Entity, Fact, FactHistory, Mention, Relation, Summary
 from telemetry.models import ModelCall
 
 SECRET_MARKERS = ("LEARNERSAID", "COACHSAID", "FACTTEXT", "CONTEXTTEXT", "PROMPTTEXT", "RESPONSETEXT",
-                  "SUMMARYTEXT", "ENTITYNAME", "TOOLARGTEXT", "GOALTEXT")
+                  "SUMMARYTEXT", "ENTITYNAME", "TOOLARGTEXT", "GOALTEXT", "SPANTEXT", "REFUSEDTEXT")
 
 _seq = itertools.count(1)
 
@@ -69,7 +69,11 @@ def conversation_with_turns(n_turns: int, *, learner_obj: Learner | None = None,
              guard_events=[{"kind": "length_cap", "detail": "cut at 600 chars", "action": "truncated"}],
              tool_calls=[{"name": "plan_read", "arguments": {"q": f"TOOLARGTEXT {tag} #{i}"},
                           "result": {"sessions": 2}, "ok": True, "by": "coach"}],
-             timings={"route": 1, "context": 3, "model": 420}, model_calls=calls_per_turn)
+             timings={"route": 1, "context": 3, "model": 420}, model_calls=calls_per_turn,
+             reading={"act": "move", "source": "rules+model", "cue": "names a session and a new day", "settled": True,
+                      "model_ms": 812.0, "rejected": [f"goal: REFUSEDTEXT {tag} #{i}"],
+                      "values": {"days": {"value": ["sat"], "span": f"SPANTEXT {tag} #{i}", "source": "model",
+                                          "earlier": 0}}})
         for i, (m, r) in enumerate(zip(learner_msgs, replies, strict=True))])
     ModelCall.objects.bulk_create([
         ModelCall(call_id=uuid.uuid4().hex, trace_id=m.trace_id, operation="chat", provider="fake",

@@ -76,6 +76,19 @@ def test_audit_shows_every_part_of_a_turn_with_links(client, superuser):
     assert len(fact_links) == 3
 
 
+def test_audit_shows_how_each_message_was_read_with_the_learners_words(client, superuser):
+    """The reading is where a wrong write starts: the act, who read it, and each value beside the
+    learner's words it came from, so an auditor can see which words led to which write."""
+    conversation = factories.conversation_with_turns(2)
+    client.force_login(superuser)
+    html = client.get(audit_url(conversation)).content.decode()
+    tag = f"c{conversation.pk}"
+    assert html.count("<strong>Reading</strong>") == 2
+    for text in ("act <code>move</code>", "read by rules+model", "names a session and a new day", "model 812 ms",
+                 "<code>days</code>", f"“SPANTEXT {tag} #1”", f"refused: goal: REFUSEDTEXT {tag} #1"):
+        assert text in html, text
+
+
 def test_links_from_telemetry_and_fact_rows_resolve_to_the_turn(client, superuser):
     conversation = factories.conversation_with_turns(2)
     turn = Turn.objects.filter(learner_message__conversation=conversation).order_by("id").first()
