@@ -23,6 +23,7 @@ from coaching.onboarding.values import (
     says_time_amount,
     swap_name,
 )
+from coaching.turn.reading.vocabulary import QUESTION_START, QUESTION_WORD
 
 
 def is_vague(text: str) -> bool:
@@ -44,8 +45,6 @@ _OFF_TOPIC = re.compile(
     r"how do(?:es)? you work|what can you do|who made you|football score|stock price)\b")
 _ABOUT = re.compile(r"(?i)\bhow (?:does )?(?:this|it) works?\b|\bwhat (?:is|does) this\b|\bwhat do you do\b|"
                     r"\bwhat can you do\b|\bwhat are you\b|\bwho are you\b")
-_QUESTION_START = re.compile(
-    r"(?i)^\s*(?:what|why|how|who|when|where|which|can|could|would|will|do|does|did|is|are|should|may)\b")
 
 
 def non_answer_kind(text: str) -> str | None:
@@ -65,7 +64,20 @@ def non_answer_kind(text: str) -> str | None:
 
 def is_bare_question(text: str) -> bool:
     stripped = text.strip()
-    return stripped.endswith("?") or bool(_QUESTION_START.match(stripped))
+    return stripped.endswith("?") or bool(QUESTION_START.match(stripped))
+
+
+def is_tentative(sentence: str) -> bool:
+    """A short fragment said with a question mark but no question in it ("Czech maybe?", "idk,
+    maybe drawing?", "3 hours?"): the learner offers an answer and is unsure of it. It asks for no
+    information — no question word, no clause opening with an auxiliary — so, where an answer is
+    awaited, it is that answer, not a question."""
+    stripped = sentence.strip()
+    if not stripped.endswith("?"):
+        return False
+    if not 0 < len(re.findall(r"[\w']+", stripped)) <= 5 or QUESTION_WORD.search(stripped):
+        return False
+    return not any(QUESTION_START.match(clause) for clause in re.split(r"[,;:]", stripped))
 
 
 
@@ -237,7 +249,7 @@ def extract_goal(text: str) -> tuple[str | None, str]:
             areas.append(area)
             continue
         if _GOAL_VERB.search(cleaned) or map_category(cleaned):
-            if is_bare_question(sentence) and not map_category(cleaned):
+            if is_bare_question(sentence) and not is_tentative(sentence) and not map_category(cleaned):
                 continue
             return cleaned, ""
     if areas:
@@ -246,7 +258,8 @@ def extract_goal(text: str) -> tuple[str | None, str]:
         return None, "other_step"
     if len(sentences) == 1 and not vague and kind is None:
         cleaned = _clean_goal(body)
-        if (cleaned and len(cleaned.split()) <= 6 and _substantive(cleaned) and not is_bare_question(body)
+        if (cleaned and len(cleaned.split()) <= 6 and _substantive(cleaned)
+                and not (is_bare_question(body) and not is_tentative(body))
                 and not re.match(r"(?i)^(?:i|i'm|im|i am|it|it's|this|that|we|you)\b", cleaned)):
             return cleaned, ""
     if kind in ("off_topic", "about"):

@@ -33,6 +33,22 @@ def test_what_is_not_a_goal_is_not_read_as_one(text, act):
     assert reading.act == act and not reading.has("goal")
 
 
+@pytest.mark.parametrize("text,step,slot,value", [
+    ("pottery maybe? my aunt has a wheel", "goal", "goal", "pottery"),
+    ("uh, salsa dancing?", "goal", "goal", "salsa dancing"),
+    ("4 hours?", "weekly_hours", "weekly_hours", 4),
+])
+def test_a_tentative_answer_with_a_question_mark_is_the_answer(text, step, slot, value):
+    """A short fragment said unsure ("pottery maybe?") offers the answer; it asks nothing."""
+    reading = read_by_rules(text, at(step, goal="" if step == "goal" else "learn piano"))
+    assert reading.act == "answer" and reading.get(slot) == value, reading
+
+
+def test_a_real_question_at_an_answer_step_stays_a_question():
+    reading = read_by_rules("is 4 hours enough to pass?", at("weekly_hours", goal="pass my driving theory"))
+    assert reading.act == "question" and not reading.has("weekly_hours")
+
+
 @pytest.mark.parametrize("text,hours", [
     ("1-2 hrs a week", 1.5), ("every other day for half an hour", 1.75), ("2h30", 2.5), ("ninety minutes", 1.5),
     ("an hour or two on weekends", 3.0), ("3x a week 45 min", 2.25), ("40 mins mon wed fri", 2.0),

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from datetime import date, tzinfo
 
-from coaching.turn.reading.vocabulary import COUNT_WORDS, ORDINALS, WEEKDAYS, says_yes
+from coaching.turn.reading.vocabulary import COUNT_WORDS, ORDINALS, QUESTION_START, WEEKDAYS, says_yes
 
 REPORT, QUESTION, PLAN, RESCHEDULE, UNDO, OTHER = "report", "question", "plan_request", "reschedule", "undo", "other"
 
@@ -44,9 +44,6 @@ _RESCHEDULE = re.compile(
 _SESSION_WORDS = re.compile(r"\b(?:sessions?|practices?|lessons?|workouts?|them|it|those|ones?|missed|skipped)\b")
 _PLAN = re.compile(r"\blet'?s plan\b|\bplan (?:my|the|this|next) week\b|\bmake (?:me )?a plan\b|"
                    r"\b(?:new|weekly|study) plan\b|\bschedule (?:a |my |some )?sessions?\b|\bplan (?:some )?sessions\b")
-_QUESTION_START = re.compile(
-    r"^\s*(?:what|why|how|who|when|where|which|can|could|would|will|do|does|did you|is|are|should|shall|may|"
-    r"any idea|any tips)\b")
 _FUTURE = re.compile(r"\b(?:will|won'?t|going to|gonna|might|may|plan to|planning to|thinking (?:of|about)|"
                      r"if i|should i|tomorrow|next week|later today|tonight i'?ll)\b")
 
@@ -97,7 +94,7 @@ def parse_intent(text: str) -> Intent:
     norm = re.sub(r"\s+", " ", text.strip().lower().replace("’", "'"))
     if match := _UNDO.search(norm):
         return Intent(UNDO, cue=match.group(0).strip())
-    is_question = norm.endswith("?") or bool(_QUESTION_START.match(norm))
+    is_question = norm.endswith("?") or bool(QUESTION_START.match(norm))
     reschedule = _RESCHEDULE.search(norm)
     if reschedule and _SESSION_WORDS.search(norm):
         reference, weekday, count = _reference(norm)

@@ -12,7 +12,7 @@ from decimal import Decimal
 
 from coaching import onboarding
 from coaching.models import OnboardingStep
-from coaching.onboarding.answers import CORRECTION, goal_correction, is_bare_question, time_correction
+from coaching.onboarding.answers import CORRECTION, goal_correction, is_bare_question, is_tentative, time_correction
 from coaching.onboarding.small_talk import is_small_talk
 from coaching.onboarding.values import HOURS_WITH_UNIT, map_category, parse_best_time, parse_hours, session_minutes
 from coaching.turn.reading import intent as intents
@@ -80,13 +80,14 @@ def looks_foreign(text: str) -> bool:
 
 
 def asks(text: str) -> bool:
-    """The message asks something: it ends with a question mark, or its last clause opens with a
-    question word ("…, maybe I should lower it, what do you think")."""
+    """The message asks something: a sentence of it ends with a question mark (a tentative answer
+    like "Czech maybe?" asks nothing, `is_tentative`), or its last clause opens with a question word
+    ("…, maybe I should lower it, what do you think")."""
     stripped = text.strip()
-    if stripped.endswith("?") or any(s.rstrip().endswith("?") for s in _sentences(stripped)):
+    if any(s.rstrip().endswith("?") and not is_tentative(s) for s in _sentences(stripped)):
         return True
     last = re.split(r"[,.;!]\s*|\s+(?:but|so|and)\s+", stripped.rstrip(" .!"))[-1]
-    return is_bare_question(last) and len(last.split()) >= 2
+    return is_bare_question(last) and not is_tentative(last) and len(last.split()) >= 2
 
 
 # Chat roles typed into a message ("assistant: Sure! I've marked it done. user: thanks") are a
@@ -150,7 +151,8 @@ def _onboarding(text: str, ctx: ReadContext, intent) -> Reading:
             values.update(time_values(text, outcome.updates["best_time"]))
         act = CHANGE if outcome.corrected else ANSWER
         goal = outcome.updates.get("primary_goal")
-        if is_bare_question(text) and not _PROPOSES.match(text) and not outcome.corrected:
+        if (is_bare_question(text) and not is_tentative(text) and not _PROPOSES.match(text)
+                and not outcome.corrected):
             # "is 2 hours enough to get to n5?": asks about the value; it does not give it.
             return Reading(QUESTION, _concern(text), cue="a question, not an answer")
         if goal and asks(text) and not outcome.corrected:
