@@ -55,3 +55,36 @@ def test_a_dodging_reply_is_regenerated_then_the_questions_own_fallback_answers(
     assert generic not in reply and "practise scales" in reply, reply
     turn = Turn.objects.order_by("-id").first()
     assert [e["action"] for e in turn.guard_events if e["kind"] == "dodge"] == ["regenerate", "fallback"]
+
+
+def test_a_reply_that_answers_from_what_is_known_of_the_learner_is_no_dodge():
+    """"am I getting anywhere?" answered with the remembered numbers shares no word with the question,
+    but it answers it; a reply that touches neither the question nor the learner does not."""
+    asked = "be honest, is any of this paying off?"
+    known = "learn to touch type · typing speed went from 25 to 38 words per minute in three weeks"
+    answer = "Yes: your typing speed went from 25 to 38 words a minute in three weeks."
+    assert reply_checks.dodge(answer, asked, known=known) is None
+    assert reply_checks.dodge("I'm glad you found the information helpful!", asked, known=known) is not None
+    assert reply_checks.dodge("You could draw a portrait on Tuesday.", "what should I be drawing tomorrow?") is None
+
+
+def test_code_s_own_answer_is_judged_by_its_generic_lines_only():
+    """What Bloom is, the plan, the calendar: code's text is written to answer the act, so only a
+    generic line in it is a dodge — the onboarding's "Happy to get to that in a moment" is one."""
+    about = "I'm Bloom: I help you pick a learning goal, plan sessions that fit your week and check in on them."
+    ctx = CheckContext(learner_text="so what is this app exactly?", template_texts=(about,))
+    assert not run_checks(about, ctx)["dodge"]["flag"]
+    deferred = "Happy to get to that in a moment — a few quick questions first so the plan fits you. What's your goal?"
+    ctx = CheckContext(learner_text="is an hour a day too much?", template_texts=(deferred,))
+    assert run_checks(deferred, ctx)["dodge"]["flag"]
+
+
+@pytest.mark.parametrize("text,asking", [
+    ("did 20 minutes of scales", False), ("had my first lesson today!", False), ("was rough, skipped it", False),
+    ("did you add it to my calendar", True), ("is an hour enough", True), ("pottery maybe?", False),
+    ("uh, 4 hours?", False), ("so what now?", True), ("hello?", False),
+])
+def test_what_asks_and_what_reports_or_offers_an_answer(text, asking):
+    from coaching.turn.reading.rules import asks
+
+    assert asks(text) is asking

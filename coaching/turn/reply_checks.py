@@ -571,12 +571,22 @@ def _content_words(text: str) -> set[str]:
     return {_stem(w.lower()) for w in words(text) if len(w) >= 4 and w.lower() not in _CONTENT_STOP}
 
 
-def dodge(reply: str, learner_text: str, generic: Iterable[str] = (), *, by_words: bool = True) -> str | None:
+def _addresses(asked: set[str], said: set[str]) -> bool:
+    """Some word of the reply is one of the asked words, or shares its stem with one ("draw" and
+    "drawing"): four letters at least, so that "work" and "worry" do not."""
+    return any(a == b or (min(len(a), len(b)) >= 4 and (a.startswith(b) or b.startswith(a)))
+               for a in asked for b in said)
+
+
+def dodge(reply: str, learner_text: str, generic: Iterable[str] = (), *, by_words: bool = True,
+          known: str = "") -> str | None:
     """A question answered with a generic line ("Let's keep your focus on …", a fallback of another
-    act) or, with `by_words`, with a text that shares no content word with it: the learner's
-    question goes unanswered. `generic` are the generic lines (templates with their goal filled
-    in). The guard asks for the generic line only (a reply may answer in other words than the
-    question's); evaluation counts both."""
+    act) or, with `by_words`, with a text that shares no content word with the question nor with
+    what the coach knows of this learner (`known`: the goal, the remembered facts — "am I getting
+    anywhere?" is answered by "25 to 38 words a minute" from memory): the learner's question goes
+    unanswered. `generic` are the generic lines (templates with their goal filled in). The guard
+    asks for the generic line only (a reply may answer in other words than the question's);
+    evaluation counts both."""
     from coaching.turn.reading.rules import asks
 
     if not learner_text or not asks(learner_text):
@@ -586,6 +596,6 @@ def dodge(reply: str, learner_text: str, generic: Iterable[str] = (), *, by_word
         if line and line in flat:
             return f"generic line: {line[:60]}"
     asked = _content_words(learner_text)
-    if by_words and asked and not asked & _content_words(reply):
-        return "shares no content word with the question"
+    if by_words and asked and not _addresses(asked | _content_words(known), _content_words(reply)):
+        return "shares no content word with the question or with what is known of the learner"
     return None

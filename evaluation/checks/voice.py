@@ -5,6 +5,7 @@ greeting, a dangling list opener, and the profile values a turn saved."""
 
 from __future__ import annotations
 
+from coaching.onboarding import texts as onboarding_texts
 from coaching.turn import prompts, reply_checks
 from evaluation.checks.base import CheckContext, CheckResult, strip_templates
 
@@ -98,4 +99,9 @@ def check_dodge(text: str, ctx: CheckContext) -> CheckResult:
     goal = ctx.primary_goal
     generic = [t.format(goal=goal) for pair in prompts.GOAL_FALLBACKS.values() for t in pair if t and goal]
     generic += [t for t in prompts.FALLBACKS.values() if len(t) > 12]
-    return _shared(reply_checks.dodge(text, ctx.learner_text, generic))
+    generic.append(onboarding_texts.LEAD_INS["question"].strip())  # "Happy to get to that in a moment"
+    # Code's own answer to the act (what Bloom does, the plan, the calendar) is written to answer it:
+    # only a generic line in it is a dodge. The model's words must also meet the question.
+    by_words = bool(strip_templates(text, ctx).strip())
+    return _shared(reply_checks.dodge(text, ctx.learner_text, generic, by_words=by_words,
+                                      known=f"{goal} {ctx.context_snapshot}"))
