@@ -22,7 +22,7 @@ from evaluation.selectors import CALIBRATION_KIND
 from evaluation.services.judging import judge_default_model
 from evaluation.services.sets import DATA_DIR
 
-JUDGE_CALIBRATION_FILE = DATA_DIR / "judge_calibration_v1.json"
+JUDGE_CALIBRATION_FILE = DATA_DIR / "judge_calibration_v2.json"
 
 
 def judge_calibrate(*, rubric: Rubric, judge_model: str | None = None, path: Path = JUDGE_CALIBRATION_FILE,
@@ -48,8 +48,9 @@ def judge_calibrate(*, rubric: Rubric, judge_model: str | None = None, path: Pat
     calls = unavailable = 0
     for item in items:
         messages = judge.build_pointwise_messages(
-            dimensions=rubric.dimensions, profile_line=item["profile_line"], history=[],
-            learner_text=item["learner_text"], reply_text=item["reply"], expected_behaviour="")
+            dimensions=rubric.dimensions, profile_line=item["profile_line"],
+            history=[(role, text) for role, text in item.get("history", [])],
+            learner_text=item["learner_text"], reply_text=item["reply"], expected_behaviour=item.get("expected", ""))
         with call_context(service="evaluation.judge_calibration", agent="judge"):
             outcome = judge.call_judge(messages=messages, keys=keys, schema=judge.pointwise_schema(keys),
                                        parse=judge.parse_pointwise, model=judge_model, temperature=0.0,

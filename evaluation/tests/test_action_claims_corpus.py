@@ -1,9 +1,10 @@
 """False positives of the honesty check (`coaching.turn.guard.find_false_claims`, whose write claims are
 `coaching.turn.reply_checks.action_claims`), measured on every reply text the repository stores: the
-judge calibration set's 105 replies, the coach replies frozen in the shipped set's transcripts, the
-engine's own templated text, and the shipped set's expected flows. Read with no tool run in the turn,
-the strictest reading. Each text that trips is listed below with why it is right to flag; any other
-text tripping fails here, naming it. `pytest -s` prints the counts (docs/coach-quality.md)."""
+judge calibration set's 157 replies (105 written to be scored, 52 drawn from real-model runs), the
+coach replies frozen in the shipped set's transcripts, the engine's own templated text, and the
+shipped set's expected flows. Read with no tool run in the turn, the strictest reading. Each text
+that trips is listed below with why it is right to flag; any other text tripping fails here, naming
+it. `pytest -s` prints the counts (docs/coach-quality.md)."""
 
 import json
 
@@ -13,7 +14,7 @@ from coaching.turn import guard
 from evaluation.replay import engine_templates
 from evaluation.services.sets import DATA_DIR, DEFAULT_SET_FILE
 
-CALIBRATION = json.loads((DATA_DIR / "judge_calibration_v1.json").read_text())["items"]
+CALIBRATION = json.loads((DATA_DIR / "judge_calibration_v2.json").read_text())["items"]
 SET = json.loads(DEFAULT_SET_FILE.read_text())["transcripts"]
 
 REPLIES = ([(f"calibration:{i['id']}", i["reply"]) for i in CALIBRATION]
