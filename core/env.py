@@ -18,7 +18,11 @@ LLM_PROVIDERS = ("openai", "llamacpp", "ollama", "fake")
 EMBEDDING_PROVIDERS = ("minilm", "ollama", "fake")
 # The default chat model is served by the embedded model server (`manage.py model_server`, its own
 # process) over the OpenAI protocol; the same provider reaches vLLM, llama-server or Ollama's /v1.
-DEFAULT_LLM = "openai:qwen2.5-coder-0.5b-instruct-q4"
+# It is the 1.5B because the model-swap evaluation's rule picked it (docs/coach-quality.md).
+DEFAULT_LLM = "openai:qwen2.5-coder-1.5b-instruct-q4"
+# With that default, the reader's proposals stay on the 0.5B beside it: a reading is on the path of
+# every reply it is asked for, and the evaluation that chose the 1.5B read with the 0.5B.
+DEFAULT_READING_LLM = "openai:qwen2.5-coder-0.5b-instruct-q4"
 DEFAULT_MODEL_SERVER_URL = "http://127.0.0.1:8081/v1"
 DEFAULT_EMBEDDINGS = "minilm:all-MiniLM-L6-v2"
 DEFAULT_ENTITY_MODEL = "local"

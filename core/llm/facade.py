@@ -159,10 +159,18 @@ JOB_SETTINGS = {"chat": "BLOOM_LLM", "extraction": "BLOOM_EXTRACTION_LLM", "summ
 
 def job_model(job: str) -> str:
     """The model of one job ("chat", "extraction", "summary", "judge", "reading") as "provider:model": its own
-    setting when set, else BLOOM_LLM's."""
+    setting when set, else BLOOM_LLM's — except the reader under the embedded default chat model,
+    which uses the 0.5B served beside it (core.env.DEFAULT_READING_LLM)."""
     if job not in JOB_SETTINGS:
         raise ValueError(f"unknown job {job!r} (expected one of: {', '.join(JOB_SETTINGS)})")
-    spec = llm_setting(JOB_SETTINGS[job], None) or resolve_chat_model(None)
+    spec = llm_setting(JOB_SETTINGS[job], None)
+    if spec is None:
+        chat = resolve_chat_model(None)
+        from core.env import DEFAULT_LLM, DEFAULT_READING_LLM
+
+        if job == "reading" and f"{chat.provider}:{chat.model}" == DEFAULT_LLM:
+            return DEFAULT_READING_LLM  # the embedded default: the reader uses the small model beside it
+        spec = chat
     return f"{spec.provider}:{spec.model}"
 
 

@@ -82,3 +82,20 @@ def test_extraction_really_runs_on_the_larger_model_when_configured(embedded_mod
     assert ExtractionRun.objects.get(message=msg).model == LARGER
     contents = " ".join(Fact.objects.filter(learner=learner).values_list("content", flat=True)).lower()
     assert "ielts" in contents or "morning" in contents, contents
+
+
+def test_the_reader_uses_the_small_model_beside_the_embedded_default_and_follows_any_other(settings):
+    """Under the embedded default chat model (the 1.5B) the reader's proposals go to the 0.5B served
+    beside it; a deployment that names its own chat model gets it for reading too, unless
+    BLOOM_READING_LLM says otherwise."""
+    from core.env import DEFAULT_LLM, DEFAULT_READING_LLM
+    from core.llm import job_model
+
+    provider, name = DEFAULT_LLM.split(":", 1)
+    settings.BLOOM_LLM, settings.BLOOM_READING_LLM = ModelSpec(provider, name), None
+    assert (job_model("chat"), job_model("reading")) == (DEFAULT_LLM, DEFAULT_READING_LLM)
+    assert job_model("extraction") == DEFAULT_LLM
+    settings.BLOOM_LLM = ModelSpec("ollama", "qwen2.5:3b")
+    assert job_model("reading") == "ollama:qwen2.5:3b"
+    settings.BLOOM_READING_LLM = ModelSpec("openai", "reader-on-vllm")
+    assert job_model("reading") == "openai:reader-on-vllm"
