@@ -16,7 +16,7 @@ def _reading(act, **values):
 @pytest.mark.parametrize("reading,name", [
     (_reading("other", concern=True), "barrier"), (_reading("report", outcome="completed"), "report"),
     (_reading("question", about="other"), "question"), (_reading("small_talk"), "small_talk"),
-    (_reading("other"), "other"), (None, "other"),
+    (_reading("other"), "other"), (None, "other"), (_reading("undo"), "undo"),
 ])
 def test_code_chooses_the_strategy_from_the_reading(reading, name):
     assert strategy_for(reading).name == name
@@ -88,3 +88,8 @@ def test_what_asks_and_what_reports_or_offers_an_answer(text, asking):
     from coaching.turn.reading.rules import asks
 
     assert asks(text) is asking
+
+
+def test_undo_with_nothing_to_undo_is_said_plainly():
+    reply = fallback_reply(strategy_for(_reading("undo")), learner_text="undo", goal="learn to swim")
+    assert reply.startswith("There's nothing for me to undo") and "learn to swim" not in reply

@@ -6,6 +6,7 @@ strategy says with what code knows, instead of a generic line on the goal.
 - a barrier or doubt: reflect it in your own words, say it is common, ask what got in the way,
   offer a smaller plan;
 - a question: answer it from what you know, then one small next step;
+- "undo" when nothing can be undone: say so plainly, ask what they want changed;
 - news or anything else: respond to what they said, then at most one question.
 Pure: no database, no model."""
 
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from coaching.turn.reading.types import QUESTION, REPORT, SMALL_TALK, Reading
+from coaching.turn.reading.types import QUESTION, REPORT, SMALL_TALK, UNDO, Reading
 
 # One line each, in the prompt's own voice: the 0.5B model copies long instructions back.
 _INSTRUCTIONS = {
@@ -22,6 +23,8 @@ _INSTRUCTIONS = {
                 "got in the way, and offer to make the plan smaller."),
     "question": "They asked you something: answer it directly first, then suggest one small next step.",
     "small_talk": "Reply briefly and warmly, then ask what they would like to work on.",
+    "undo": ("They asked you to undo something, but your last reply changed nothing in their plan, check-ins or "
+             "profile: say so plainly, then ask what they would like to change."),
     "other": "Respond to what they actually said, then ask at most one question.",
 }
 
@@ -43,6 +46,8 @@ def strategy_for(reading: Reading | None) -> Strategy:
         name = "question"
     elif reading.act == SMALL_TALK:
         name = "small_talk"
+    elif reading.act == UNDO:
+        name = "undo"  # routed here only when the previous turn wrote nothing undo can take back
     else:
         name = "other"
     return Strategy(name, _INSTRUCTIONS[name])
@@ -82,6 +87,9 @@ def fallback_reply(strategy: Strategy, *, learner_text: str, goal: str) -> str:
                 f"about what you need{on_goal}, or ask it another way, and I'll try again.")
     if strategy.name == "report":
         return "Thanks for telling me how it went. What was the hardest part of it?"
+    if strategy.name == "undo":
+        return ("There's nothing for me to undo — my last reply didn't change your plan, check-ins or profile. "
+                "What would you like to change?")
     if strategy.name == "small_talk":
         return f"Hi! What would you like to work on{on_goal} today?"
     return (f"Thanks for telling me. How does that fit with your practice{on_goal} this week?" if goal
