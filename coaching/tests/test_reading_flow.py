@@ -62,6 +62,22 @@ def test_a_move_without_a_time_asks_to_when_and_the_answer_moves_it(api, say_for
     assert say("friday at 18:00").startswith("Moved: your Thu 19:00 session is now Fri 18:00")
 
 
+def test_a_bare_yes_to_several_sessions_a_move_could_mean_moves_none_and_asks_which(api, say_for):
+    """The learner named a day with no session on it; the coach lists the sessions. "yes please"
+    names none of them: nothing moves, and the coach asks which one."""
+    client, _ = api
+    learner = onboarded_learner(client)
+    monday = services.session_schedule(learner=learner, start=_next_weekday(0, 19, learner), duration_minutes=60)
+    wednesday = services.session_schedule(learner=learner, start=_next_weekday(2, 19, learner), duration_minutes=60)
+    say = say_for(learner.research_id)
+    assert say("could you shift my friday practice to sunday afternoon?").startswith("Which session should I move")
+    reply = say("yes please")
+    assert reply.startswith("Which one shall I move — A ("), reply
+    for session in (monday, wednesday):
+        assert PlannedSession.objects.get(pk=session.pk).planned_start == session.planned_start
+    assert say("the wednesday one").startswith("Moved: your Wed 19:00 session is now Sun")
+
+
 def test_calendar_and_plan_questions_are_answered_from_the_database_not_with_options(api, say_for):
     client, _ = api
     learner = onboarded_learner(client)

@@ -75,7 +75,8 @@ def _option_answer(run: Run, options: list[dict]) -> tuple[str, str]:
     if chosen is None:
         run.offered_options = options
         listing = " or ".join(f"{o['label']} ({o['summary']})" for o in options)
-        return "", f"Which one shall I schedule — {listing}?"
+        verb = "move" if options and options[0].get("kind") == "move" else "schedule"
+        return "", f"Which one shall I {verb} — {listing}?"
     if chosen.get("kind") == "move":
         return "", _move(run, str(chosen["session_id"]), chosen.get("target") or {})
     confirmation, scheduled = _schedule_chosen(run, run.toolbox, chosen)

@@ -125,8 +125,9 @@ def _option_pick(text: str, ctx: ReadContext) -> Reading | None:
     only_yes = says_yes(text) and not re.search(r"\boption\b|\b[a-e]\b|\b(?:first|second|third|last|1st|2nd|3rd)\b",
                                                 norm)
     # "yes" picks an option only where the coach offered it so: one option, or the reschedule and
-    # report choices whose reply hint says "yes" means A. Two plan options and a bare "yes" is asked.
-    if only_yes and len(labels) > 1 and ctx.pending_kind == "plan":
+    # report choices whose reply hint says "yes" means A. Several plan options, or several sessions
+    # a move could mean, and a bare "yes" is asked: it names none of them.
+    if only_yes and len(labels) > 1 and ctx.pending_kind in ("plan", "move"):
         return Reading(ANSWER, cue="yes to several options", settled=True)
     if only_yes and not short:
         return None  # "yes, but can we do mornings instead": more than a pick
