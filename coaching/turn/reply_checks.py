@@ -366,8 +366,8 @@ def asks_for_advice(text: str) -> str | None:
 # pronunciation, vocabulary, grammar, and speaking techniques." — a promise, and then the reply
 # ends (3 short sentences, a token budget). A chat reply gives its two or three best points.
 _ANNOUNCES = re.compile(
-    r"(?i)\bhere(?:['’]s| is| are) (?:a|an|the|your|my|some)(?: [\w-]+,?){0,3} (?:guide|list|overview|breakdown|essay|"
-    r"article|outline|summary|tips|steps)\b(?! (?:is|are)\b)(?=[^:]*(?:[.!]|$))"
+    r"(?i)\bhere(?:['’]s| is) (?:a|an|the|your|my)(?: [\w-]+,?){0,3} (?:guide|list|overview|breakdown|essay|"
+    r"article|outline|summary)\b(?=[^:]*(?:[.!]|$))"
     r"|\bthis (?:guide|list|overview) (?:will|should) (?:cover|help|include|walk)\b"
     r"|\bwill cover (?:everything|all)\b")
 

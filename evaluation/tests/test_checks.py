@@ -299,6 +299,10 @@ def test_asks_for_advice_flags_the_coach_asking_the_learner_for_tips(text, flag)
     ("Here is a quick list: warm up, then swim two easy lengths.", False),  # the points follow
     ("Here's a step-by-step guide to your first flip turn.", True),
     ("Start with two easy lengths, then practise breathing every third stroke.", False),
+    # Any few words between the article and the promised thing; a typographic apostrophe.
+    ("Sure, happy to help. Here's a very detailed essay on discipline for your practice. Let me know!", True),
+    ("Certainly! Here’s a comprehensive, practical guide to sourdough, including starter and flour.", True),
+    ("Here's a short outline: knead, rest, shape.", False),
 ])
 def test_announces_content_flags_a_promised_guide(text, flag):
     from evaluation.checks.voice import check_announces_content
