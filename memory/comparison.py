@@ -191,8 +191,12 @@ def _negated(text: str) -> bool:
 
 
 def conflict_reason(old: str, new: str) -> str | None:
-    """Why `new` contradicts `old` (a rule name), or None. See the rule above."""
-    if _negated(old) != _negated(new):
+    """Why `new` contradicts `old` (a rule name), or None. See the rule above. A negation is
+    compared clause by clause too (negated_claim) when both statements, or neither, carry one
+    somewhere: "I'm vegetarian, I haven't eaten meat in years" and "I'm not vegetarian anymore, I
+    started eating meat again" both carry a negation, and the near-duplicate rule (cosine 0.93)
+    folded the newer into the older (written contradictions, memory/eval_data/contradictions_v1.json)."""
+    if _negated(old) != _negated(new) or negated_claim(old, new) is not None:
         return "negation_mismatch"
     wo, wn = rules.words(old), rules.words(new)
     for a, b in _OPPOSITES:

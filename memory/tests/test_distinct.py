@@ -144,3 +144,21 @@ def test_a_conflict_that_is_not_flagged_is_never_merged():
     assert comparison.conflict_reason(old, new) == "negation_mismatch"
     assert comparison.surprise_reason(old, new) is None and comparison.restates(old, new)
     assert dedup.decide(rules.CleanFact("insight", new, 0.8), [(1, old, 0.85)]) is None
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("Maya: I'm vegetarian, I haven't eaten meat in years.",
+     "Maya: I'm not vegetarian anymore, I started eating meat again."),
+    ("Maya: I prefer reading paper books, I can't get into e-readers.",
+     "Maya: I prefer my e-reader now, I barely read paper books anymore."),
+])
+def test_a_negation_in_both_statements_is_compared_clause_by_clause(old, new):
+    """Both statements carry a negation somewhere, so the statement-level test sees no mismatch;
+    one clause of each asserts and denies the same claim. Before the clause comparison these were
+    folded into the older fact as near duplicates (cosine 0.93-0.94, contradictions_v1.json)."""
+    from memory.services import dedup
+
+    assert comparison.conflict_reason(old, new) == "negation_mismatch"
+    assert comparison.surprise_reason(old, new) == "negation_mismatch"
+    action, *_ = dedup.decide(rules.CleanFact("insight", new, 0.8), [(1, old, 0.93)])
+    assert action == "surprise"
