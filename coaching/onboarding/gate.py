@@ -197,6 +197,10 @@ def advance(answers: OnboardingAnswers, text: str, *, rejected_in_row: int = 0) 
                 # "mornings before work" at the hours question answers the next one (trial of
                 # 2026-12-04: it was met with "I need a number of hours"): kept, the hours asked again.
                 return _finish(answers, step, {"best_time": when}, [])
+        early = {k: v for k, v in _early_values(text, answers).items() if k != field}
+        if value in (None, "") and early:
+            # "3 hours a week" at the area question answers a later one: kept, this one asked again.
+            return _finish(answers, step, early, [])
         if value in (None, ""):
             if out_of_range:  # a number outside its range is re-asked, never defaulted
                 return _reject(step, _failed_kind(text), out_of_range)

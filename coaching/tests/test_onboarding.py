@@ -164,6 +164,18 @@ def test_unmapped_goal_asks_category_and_other_is_valid():
     assert a.goal_category == "other" and a.step == OnboardingStep.WEEKLY_HOURS
 
 
+def test_hours_given_at_the_area_question_are_kept_and_the_area_asked_again():
+    """An answer to a later question, said with its unit, is not thrown away: the learner is not
+    asked for it again (and a later bare number cannot be stored in its place)."""
+    a = _apply(OnboardingAnswers(), advance(OnboardingAnswers(), "get better at sketching people on the train"))
+    assert a.step == OnboardingStep.CATEGORY
+    out = advance(a, "probably 4 hours a week")
+    assert out.accepted and out.updates["weekly_hours"] == Decimal("4") and out.next_step == OnboardingStep.CATEGORY
+    a = _apply(a, out)
+    a = _apply(a, advance(a, "art"))
+    assert (a.goal_category, a.weekly_hours, a.step) == ("art", Decimal("4"), OnboardingStep.BEST_TIME)
+
+
 @pytest.mark.parametrize("step", [OnboardingStep.GOAL, OnboardingStep.CATEGORY, OnboardingStep.WEEKLY_HOURS,
                                   OnboardingStep.BEST_TIME, OnboardingStep.CONFIDENCE])
 @pytest.mark.parametrize("text", ["skip", "idk", "", "maybe", "next", "you decide"])
