@@ -124,7 +124,7 @@ def validate_model_facts(parsed: Any, *, source: str | None = None) -> tuple[lis
 
 # A message that only asks the coach to do something ("can we plan my week?", "let's plan") says
 # nothing about the learner: the extractor stored it as the preference "Can we plan my week?" and
-# the insight "The learner can plan their week." (trial of 2026-12-03, evening). Such a message
+# the insight "The learner can plan their week.". Such a message
 # opens with a request and has no word beyond the coach's actions: "let's plan around my night
 # shifts" tells something (night shifts), so its facts are kept.
 _REQUEST = re.compile(r"(?i)^\s*(?:(?:can|could|would|will|shall)\s+(?:we|you)|let'?s|please|help\s+me)\b")
@@ -142,7 +142,7 @@ def request_to_coach(message: str) -> bool:
 
 
 # A learner's gender is theirs to say: the extractor wrote "The learner is planning his week." from
-# "let's plan my week" (seen in a trial). Where the learner's message has no gendered pronoun, the
+# "let's plan my week". Where the learner's message has no gendered pronoun, the
 # fact's possessive and object pronouns become "their"/"them"; a gendered subject ("he is") cannot
 # be mended without grammar, so that fact is dropped.
 _GENDERED = re.compile(r"(?i)\b(?:he|him|his|himself|she|her|hers|herself)\b")
@@ -167,7 +167,7 @@ def ungendered(fact: str, source: str) -> str | None:
 
 # A fact about "the learner" is in the third person throughout: the extractor kept the learner's
 # own "I" inside one ("The learner did their first session yesterday, 40 minutes of listening
-# practice, but I was really tired.", seen in the trial of 2026-12-03), which reads, in the coach's
+# practice, but I was really tired."), which reads, in the coach's
 # context and in search hits, as if the coach had been tired.
 _FIRST_PERSON = ((re.compile(r"\bI am\b|\bI'm\b"), "they are"), (re.compile(r"\bI was\b"), "they were"),
                  (re.compile(r"\bI've\b"), "they have"), (re.compile(r"\bI'd\b"), "they would"),
@@ -186,8 +186,8 @@ def third_person(fact: str) -> str:
 
 
 # A goal is the learner's to state: the extractor wrote "The learner's goal is to improve listening
-# practice." from "I did my first session yesterday, 40 minutes of listening practice" (trial of
-# 2026-12-03; the learner's goal was Portuguese with their grandmother). A fact that states a goal
+# practice." from "I did my first session yesterday, 40 minutes of listening practice" (the
+# learner's goal was something else). A fact that states a goal
 # needs a message that speaks of wanting or aiming at something.
 _GOAL_FACT = re.compile(r"(?i)\b(?:goal|aim|objective|aspires?|ambition)s?\b")
 _GOAL_WORDS = re.compile(r"(?i)\b(?:goals?|aim(?:s|ing)?|want(?:s|ed)?|wanna|would like|'d like|hope|hoping|"

@@ -122,8 +122,8 @@ _CHANGE_OF_MIND = r"actually|wait|correction|scratch that|on second thought"
 # A message that opens by changing an earlier answer ("actually, …", "sorry, …", "no — …").
 CORRECTION = re.compile(rf"(?i)^\s*(?:(?:{_CHANGE_OF_MIND}|sorry|oops|no|nope|hmm|let me change|change of plan)"
                         r"\b[\s,:!.-]*)+")
-# A change of mind inside one answer: "maybe 4 hours? actually no, make it 3" was stored as 4 h (a
-# trial of 2026-12-03: the first number won). The words after the last marker are the answer.
+# A change of mind inside one answer: "maybe 4 hours? actually no, make it 3" means 3 h, not the
+# first number. The words after the last marker are the answer.
 _MIND_CHANGE = re.compile(rf"(?i)\b(?:{_CHANGE_OF_MIND}|i mean|or rather|rather|make (?:it|that))\b")
 
 
@@ -142,8 +142,8 @@ _WHEN_CLAUSE = re.compile(r"(?i)\s*(?:in|at|mostly|usually|probably|maybe|ideall
 
 def _without_answer_clauses(phrase: str) -> str:
     """The goal without the clauses after it that answer later questions: "learn to play the
-    guitar, maybe 2 hours a day" was stored as the goal whole (trial of 2026-12-04; the hours were
-    read from it too). A time amount, a confidence or a time of day alone is no part of a goal; a
+    guitar, maybe 2 hours a day" has the goal "learn to play the guitar" (the hours are read from it
+    separately). A time amount, a confidence or a time of day alone is no part of a goal; a
     frequency can be ("swim twice a week")."""
     parts = re.split(r",\s*", phrase)
     while len(parts) > 1 and (says_time_amount(parts[-1]) or CONFIDENCE_WITH_SCALE.search(parts[-1])
@@ -159,7 +159,7 @@ def _clean_goal(phrase: str) -> str:
                       maxsplit=1)[0]
     # The change of mind is not part of the goal: "actually I want to learn Spanish instead" was
     # stored as "learn Spanish instead", and "I'd rather learn Italian instead, my partner is from
-    # Rome" as "learn Italian instead, my partner is from Rome" (seen in the trial of 2026-12-03).
+    # Rome" as "learn Italian instead, my partner is from Rome".
     phrase = re.sub(r"(?i)[\s,]+(?:instead|rather|after all)\b(?:\s*[,;:—–-].*)?$", "", phrase.strip(" ,.-—–!?"))
     # Nor is the reason given after a comma as a clause of its own ("…, my partner is from Rome",
     # "…, I have family there"); a list inside the goal ("read, write and speak Italian") stays.
@@ -171,7 +171,7 @@ def _clean_goal(phrase: str) -> str:
 
 def answers_another_step(text: str) -> bool:
     """A short message that answers a later question, not the goal one: "2 hours", "mornings",
-    "7/10", "5". At the goal step "2 hours" was stored as the goal "2 hours" (seen in a trial)."""
+    "7/10", "5". At the goal step "2 hours" was stored as the goal "2 hours"."""
     norm = normalise(text)
     short = len(norm.split()) <= 4
     return bool(re.fullmatch(r"\d+(?:[.,]\d+)?", norm) or (short and HOURS_WITH_UNIT.search(text))
@@ -216,7 +216,7 @@ def extract_goal(text: str) -> tuple[str | None, str]:
     "area_only:<category>", and the gate asks what the learner wants to do there."""
     body = strip_greeting(text)
     # "hey there" is a greeting as a whole; stripped of "hey", its "there" read as filler and the
-    # learner's hello got no hello back (seen in a trial).
+    # learner's hello got no hello back.
     kind = "greeting" if not body or is_greeting(text) else non_answer_kind(body)
     if kind in ("greeting", "filler", "refusal"):
         return None, kind
@@ -325,7 +325,7 @@ def time_correction(text: str) -> str | None:
 
 
 # "actually, make it Italian", "no, switch to piano", "sorry, change it to Python": the goal kept,
-# one name in it changed (a trial of 2026-12-04 re-asked the hours and kept Spanish).
+# one name in it changed (not a new goal, and not an answer to the question pending).
 _SWAP = re.compile(r"(?i)^(?:make (?:it|that)|change (?:it|that) to|switch (?:it |that )?to|let'?s (?:do|make it)|"
                    r"how about|(?:i'?d )?rather do)\s+(.+)")
 

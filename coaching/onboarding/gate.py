@@ -194,8 +194,8 @@ def advance(answers: OnboardingAnswers, text: str, *, rejected_in_row: int = 0) 
                 return _reject(step, "per_occasion", said[:1].upper() + said[1:])
             if (not answers.best_time and len(normalise(text).split()) <= 5 and not _NOT_A_GOOD_TIME.search(text)
                     and (when := parse_best_time(text))):
-                # "mornings before work" at the hours question answers the next one (trial of
-                # 2026-12-04: it was met with "I need a number of hours"): kept, the hours asked again.
+                # "mornings before work" at the hours question answers the next one: kept, and the
+                # hours asked again (not "I need a number of hours").
                 return _finish(answers, step, {"best_time": when}, [])
         early = {k: v for k, v in _early_values(text, answers).items() if k != field}
         if value in (None, "") and early:

@@ -95,7 +95,7 @@ def question_for(step: str, *, rejected_in_row: int = -1, last_reply: str = "") 
     if rejected_in_row < 0:
         # After an accepted answer (a correction keeps the step), the next phrasing is the friendly
         # one: "I need a number of hours per week between 0.5 and 80" read as an error right under
-        # "Updated: your goal is …" (trial of 2026-12-04).
+        # "Updated: your goal is …".
         order = (QUESTIONS, CLARIFY_ALT, CLARIFY)
     else:
         order = (CLARIFY, CLARIFY_ALT) if rejected_in_row % 2 == 0 else (CLARIFY_ALT, CLARIFY)

@@ -49,8 +49,8 @@ CATEGORY_NAMES = {
     "music": GoalCategory.MUSIC, "art": GoalCategory.ART, "creative": GoalCategory.ART,
     "sport": GoalCategory.SPORT, "fitness": GoalCategory.SPORT, "sport/fitness": GoalCategory.SPORT,
     "sports": GoalCategory.SPORT, "other": GoalCategory.OTHER, "something else": GoalCategory.OTHER,
-    # An area named by its adjective ("maybe something musical?" got the off-topic deferral in a
-    # trial of 2026-12-03, where "something with music" got the area's follow-up question).
+    # An area named by its adjective: "maybe something musical?" is the area music, as "something
+    # with music" is.
     "musical": GoalCategory.MUSIC, "artistic": GoalCategory.ART, "arty": GoalCategory.ART,
     "sporty": GoalCategory.SPORT, "athletic": GoalCategory.SPORT,
 }
@@ -97,8 +97,8 @@ def has_keyword(text: str, keyword: str) -> bool:
 
 
 # A language's name before another noun names a kind of thing, not the language: "learn to cook
-# proper Thai curries from scratch" was stored with the area "language" (trial of 2026-12-03,
-# night), as "Spanish guitar" or "Italian cooking" would be. The name counts when the goal ends
+# proper Thai curries from scratch" is not a language goal, nor are "Spanish guitar" or "Italian
+# cooking". The name counts when the goal ends
 # with it or goes on with a word that keeps it a language ("learn Thai so I can…", "my French B1
 # exam", "English writing", "French films").
 _LANGUAGE_WORDS = frozenset({"language", "languages", "vocabulary", "grammar", "fluent", "fluency", "duolingo",
@@ -192,7 +192,7 @@ def parse_category_answer(text: str) -> str | None:
 
 # How an amount of time relates to a week. The question asks for hours a week, but learners answer
 # per day or per evening: "evenings after work, maybe 30 minutes" was stored as 0.5 h a week, and
-# "2 hours a day" as 2 (a trial of 2026-12-04). A count ("3 times a week", "twice a week", "four
+# "2 hours a day" as 2. A count ("3 times a week", "twice a week", "four
 # evenings a week") or a day ("a day", "daily", "on weekdays") makes the weekly total; an amount per
 # evening, session or time with no count is not a weekly total, and is asked again, not guessed.
 # --- amounts of time and how often ----------------------------------------------------------------
@@ -422,7 +422,7 @@ def says_time_amount(text: str) -> bool:
 
 
 # A time of day named as a moment, not as a habit: "I did 20 minutes of Duolingo this morning" was
-# stored as the best time "morning" (trial of 2026-12-04).
+# stored as the best time "morning".
 _A_MOMENT = re.compile(r"(?:\b(?:this|yesterday|last|tomorrow|one|that|on (?:monday|tuesday|wednesday|thursday|"
                        r"friday|saturday|sunday))\s+)$")
 

@@ -42,10 +42,10 @@ def _session_minutes(duration_minutes: int) -> int:
 
 def _claim_time(learner: Learner, start: datetime, minutes: int, *, moving: int | None = None) -> None:
     """A learner studies one session at a time: a session overlapping one already planned or done
-    is refused (409). Asked "can we plan my week?" with a plan in place, the coach scheduled the
-    same three sessions again, and each counted twice as planned in the adherence export (trial
-    of 2026-12-03, evening). The learner's row is locked first, so two requests at once cannot
-    both pass; the caller's transaction holds the lock until its session is written."""
+    is refused (409): otherwise "can we plan my week?" with a plan in place schedules the same
+    sessions again, and each counts twice as planned in the adherence export. The learner's row is
+    locked first, so two requests at once cannot both pass; the caller's transaction holds the lock
+    until its session is written."""
     Learner.objects.select_for_update().filter(pk=learner.pk).first()
     end = start + timedelta(minutes=minutes)
     nearby = (PlannedSession.objects.filter(plan__learner=learner, status__in=(SessionStatus.PLANNED,

@@ -246,7 +246,7 @@ def _request(reading) -> PlanRequest:
 def _planned_on_excluded_days(run: Run, planned: list, request: PlanRequest) -> str:
     """A planned session on a day the learner now says does not work is named, not left unsaid:
     "plan my week, I'm busy on Tuesday" with a Tuesday session planned got new options and no
-    word of that session (trial of 2026-12-03, night). It stays planned: code does not cancel
+    word of that session. It stays planned: code does not cancel
     what the learner did not ask to cancel."""
     if request.days is None:
         return ""
@@ -262,7 +262,7 @@ def _planned_on_excluded_days(run: Run, planned: list, request: PlanRequest) -> 
 def _request_read(request: PlanRequest) -> str:
     """What code took from the request to plan, said before the options, and what it could not
     place, said as such: "around my night shifts" once got the profile's options with no word
-    that the shifts were not used (trial of 2026-12-03)."""
+    that the shifts were not used."""
     said = request.said()
     line = f"Going by what you said: {', '.join(said)}.\n" if said else ""
     if request.unplaced:

@@ -132,7 +132,7 @@ _SALUTATION = re.compile(
 
 
 # An answer to thanks: "You're welcome! Duolingo is a great way to learn…" answered "I did 20
-# minutes of Duolingo this morning, but I get distracted by my phone a lot" (trial of 2026-12-04).
+# minutes of Duolingo this morning, but I get distracted by my phone a lot".
 _WELCOME = re.compile(r"(?i)^\W*(?:you'?re (?:very |so )?welcome|you are welcome|no problem|my pleasure|"
                       r"anytime|don'?t mention it)\b[^.!?]*[.!?]?")
 _THANKS = re.compile(r"(?i)\b(?:thanks?|thank you|thx|ty|cheers|appreciate)\b")
@@ -287,7 +287,7 @@ _COACH_AS_LEARNER = re.compile(
     r"swim|run|speak|cook|bake|draw|paint|write|read|pass|finish|grow|train)\b"
     r"|\bi(?:'m| am) (?:learning|studying|practi[cs]ing|working on my|doing this (?:again )?because)\b"
     r"|\bi'?ll practi[cs]e\b|\bit took me\b|\b(?:a big |a real )?challenge for me\b"
-    # "First, I should focus on improving my Italian language skills." (trial of 2026-12-04)
+    # "First, I should focus on improving my Italian language skills."
     r"|\bi should (?:focus on|practi[cs]e|study|work on|improve|learn|start with|spend)\b")
 
 
@@ -311,9 +311,9 @@ _GOAL_FRAME_WORDS = frozenset({
 def coach_as_learner(text: str, learner_text: str = "", goal: str = "") -> str | None:
     """The coach speaking as the learner: the fixed list above, and "my"/"our" before what the
     learner called theirs, in this message or in their goal. A fixed list cannot know a learner's
-    life: "Let's plan around our night shifts" answered "let's plan around my night shifts" (trial
-    of 2026-12-03), and "I should focus on improving my Italian language skills" answered "what
-    should I focus on first?" from a learner whose goal is Italian (trial of 2026-12-04)."""
+    life: "Let's plan around our night shifts" answering "let's plan around my night shifts", or
+    "I should focus on improving my Italian language skills" answering "what should I focus on
+    first?" from a learner whose goal is Italian."""
     if hit := _first_match(_COACH_AS_LEARNER, text):
         return hit
     reply = text.replace("’", "'")
@@ -384,8 +384,7 @@ def announces_content(text: str) -> str | None:
 # same first 5 words, the same first and last 3 words, or ≥ 75 % of the words shared.
 # Compared with every coach reply the model was shown: its short-term history
 # (coaching.selectors.HISTORY_LIMIT messages) can hold up to that many. With the last two only,
-# a check-in reply copied the onboarding summary three replies back ("You're all set: …"),
-# seen in the trial of 2026-12-03.
+# a check-in reply copied the onboarding summary three replies back ("You're all set: …").
 REPEAT_LOOKBACK = 6
 
 

@@ -1,11 +1,11 @@
 """What a request to plan says about when: read by rules, before any option is computed.
 
-"let's plan around my night shifts next week" got the same options as "plan my week" (trial of
-2026-12-03): the options came from the profile alone, and what the learner had just said was
-not read. Here code reads the days ("weekends only", "not on Fridays", "Tuesdays and
-Thursdays"), a time of day to study ("evenings", "at 7pm") and a time that is taken ("night
-shifts", "I work mornings", "not mornings"). What it cannot place ("around my shifts": which
-days?) is kept as `unplaced`, so the coach says it did not use it instead of seeming to.
+"let's plan around my night shifts next week" must not get the same options as "plan my week":
+options from the profile alone ignore what the learner just said. Here code reads the days
+("weekends only", "not on Fridays", "Tuesdays and Thursdays"), a time of day to study ("evenings",
+"at 7pm") and a time that is taken ("night shifts", "I work mornings", "not mornings"). What it
+cannot place ("around my shifts": which days?) is kept as `unplaced`, so the coach says it did not
+use it instead of seeming to.
 
 Pure functions: no database, no model (the model never decides when a session is)."""
 
@@ -24,8 +24,8 @@ _DAY_WORD = re.compile(r"\b(monday|tuesday|wednesday|thursday|friday|saturday|su
 _RULED_OUT = (r"not|no|except|but not|never|apart from|other than|without|can't do|cannot do|can't on|can't|busy|"
               r"any day but|anything but")
 _BEFORE_IT = r"\s+(?:on\s+|in\s+the\s+|the\s+|at\s+)?$"
-# A day that is taken: "I work late on weekdays" (trial of 2026-12-04: "weekends only, I work late
-# on weekdays" read as every day). "after work on Mondays" is a time on Monday, not Monday taken.
+# A day that is taken: "I work late on weekdays" ("weekends only, I work late on weekdays" is not
+# every day). "after work on Mondays" is a time on Monday, not Monday taken.
 _DAY_TAKEN = re.compile(rf"(?:\b(?:{_RULED_OUT})|(?<!after )(?<!before )\b(?:i work|working|work|i have work|shifts?)"
                         rf"(?: late| long hours| all day| nights?| evenings?)?){_BEFORE_IT}")
 _LIST_JOIN = re.compile(r"\s*(?:,|and|or|&|/|, and|, or)\s*")
@@ -133,7 +133,7 @@ def with_earlier(request: PlanRequest, earlier: list[str]) -> PlanRequest:
     """`request` with the days and the taken time, and the length of a session, the learner gave in
     an earlier message (most recent first) when it names none: "weekends only, I work late on weekdays" said at the
     onboarding's time question, then "let's plan my week", got Saturday, Monday and Wednesday
-    (trial of 2026-12-04). The reply says what was used ("Going by what you said: weekends only")."""
+   . The reply says what was used ("Going by what you said: weekends only")."""
     when_known = request.days is not None and request.busy_time is not None
     for text in earlier:
         if when_known and request.session_minutes:
