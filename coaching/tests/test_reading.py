@@ -140,6 +140,25 @@ def test_an_answer_with_nothing_asked_is_no_answer_and_undo_needs_a_write():
     assert settle(Proposal("undo", {}), "take it back", at("done", undoable=False)).act == "other"
 
 
+@pytest.mark.parametrize("quote,text,span", [
+    ("learn python for data stuff at work", "i wanna lern pyton for data stuff at work",
+     "lern pyton for data stuff at work"),
+    ("get better at photography", "wanna get beter at photografy this year", "get beter at photografy"),
+    ("3 hours a week", "maybe 2 hours a week", None),  # a number is the number said, or nothing
+    ("learn english for work", "Olá! Quero aprender inglês para o trabalho", None),  # a translation points at nothing
+    ("to cook", "i want to cool down", None),  # two words: too little to align on
+])
+def test_a_quote_with_a_misspelt_word_spelt_right_points_at_the_learners_own_words(quote, text, span):
+    found = locate(quote, text)
+    assert (found[0] if found else None) == span
+
+
+def test_a_misspelt_goal_the_model_quotes_spelt_right_is_read_from_the_learners_words():
+    proposal = Proposal(act="answer", quotes={"goal": "learn python for data stuff at work"})
+    reading = settle(proposal, "i wanna lern pyton for data stuff at work", at("goal"))
+    assert reading.act == "answer" and reading.values["goal"].span == "lern pyton for data stuff at work"
+
+
 def test_locate_finds_a_quote_in_an_earlier_message():
     assert locate("weekends only", "let's plan", ("Weekends only, I work late",)) == ("Weekends only", 1)
     assert locate("mondays", "let's plan", ()) is None

@@ -7,6 +7,7 @@ Pure: no database, no model."""
 from __future__ import annotations
 
 import re
+from difflib import SequenceMatcher
 
 from coaching.models import OnboardingStep
 from coaching.onboarding.answers import is_bare_question
@@ -31,7 +32,8 @@ _CLOCK = re.compile(r"\b(\d{1,2})(?:[:h.](\d{2}))?\s*(am|pm|h\b)?")
 
 def locate(quote: str, text: str, earlier: tuple[str, ...] = ()) -> tuple[str, int] | None:
     """(the learner's own words for `quote`, which message: 0 this one, n the n-th earlier), or None
-    when the quote is not there. Case, spacing and surrounding punctuation may differ."""
+    when the quote is not there. Case, spacing and surrounding punctuation may differ; so may the
+    spelling of a word, where the model quoted a misspelt word spelt right (`_aligned`)."""
     wanted = normalise(quote).strip(" \"'“”.,!?")
     if len(wanted) < 1:
         return None
@@ -40,6 +42,38 @@ def locate(quote: str, text: str, earlier: tuple[str, ...] = ()) -> tuple[str, i
     for index, source in enumerate((text, *earlier)):
         if match := pattern.search(source.lower().replace("’", "'")):
             return source[match.start():match.end()], index
+    for index, source in enumerate((text, *earlier)):
+        if span := _aligned(wanted, source):
+            return span, index
+    return None
+
+
+_TOKEN = re.compile(r"[\w'’]+")
+
+
+def _same_word(said: str, quoted: str) -> bool:
+    """One word of the learner's and one of the quote are the same word: equal, or one misspelling
+    apart ("lern"/"learn", "pyton"/"python") in a word of four letters or more. Numbers are equal
+    or they are different numbers."""
+    said, quoted = said.lower().replace("’", "'"), quoted.lower().replace("’", "'")
+    if said == quoted:
+        return True
+    if any(c.isdigit() for c in said + quoted) or min(len(said), len(quoted)) < 4:
+        return False
+    return SequenceMatcher(None, said, quoted).ratio() >= 0.8
+
+
+def _aligned(wanted: str, source: str) -> str | None:
+    """The run of the learner's words that the quote copies word for word, each word the same or
+    misspelt in one of them (`_same_word`), at least three words: the learner's own span, or None."""
+    quoted = _TOKEN.findall(wanted)
+    said = list(_TOKEN.finditer(source))
+    if len(quoted) < 3:
+        return None
+    for start in range(len(said) - len(quoted) + 1):
+        window = said[start:start + len(quoted)]
+        if all(_same_word(w.group(0), q) for w, q in zip(window, quoted, strict=True)):
+            return source[window[0].start():window[-1].end()]
     return None
 
 
