@@ -171,7 +171,7 @@ def _clean_goal(phrase: str) -> str:
 
 def answers_another_step(text: str) -> bool:
     """A short message that answers a later question, not the goal one: "2 hours", "mornings",
-    "7/10", "5". At the goal step "2 hours" was stored as the goal "2 hours"."""
+    "7/10", "5": at the goal step, "2 hours" is not the goal "2 hours"."""
     norm = normalise(text)
     short = len(norm.split()) <= 4
     return bool(re.fullmatch(r"\d+(?:[.,]\d+)?", norm) or (short and HOURS_WITH_UNIT.search(text))

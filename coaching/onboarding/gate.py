@@ -197,8 +197,8 @@ def advance(answers: OnboardingAnswers, text: str, *, rejected_in_row: int = 0) 
                 # "mornings before work" at the hours question answers the next one: kept, and the
                 # hours asked again (not "I need a number of hours").
                 return _finish(answers, step, {"best_time": when}, [])
-        early = {k: v for k, v in _early_values(text, answers).items() if k != field}
-        if value in (None, "") and early:
+        if value in (None, "") and (early := {k: v for k, v in _early_values(text, answers).items()
+                                               if k != field}):
             # "3 hours a week" at the area question answers a later one: kept, this one asked again.
             return _finish(answers, step, early, [])
         if value in (None, ""):

@@ -131,9 +131,10 @@ def read_plan_request(text: str) -> PlanRequest:
 
 def with_earlier(request: PlanRequest, earlier: list[str]) -> PlanRequest:
     """`request` with the days and the taken time, and the length of a session, the learner gave in
-    an earlier message (most recent first) when it names none: "weekends only, I work late on weekdays" said at the
-    onboarding's time question, then "let's plan my week", got Saturday, Monday and Wednesday
-   . The reply says what was used ("Going by what you said: weekends only")."""
+    an earlier message (most recent first) when it names none: "weekends only, I work late on
+    weekdays" said at the onboarding's time question, then "let's plan my week", must not get
+    Saturday, Monday and Wednesday. The reply says what was used ("Going by what you said: weekends
+    only")."""
     when_known = request.days is not None and request.busy_time is not None
     for text in earlier:
         if when_known and request.session_minutes:

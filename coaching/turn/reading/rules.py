@@ -86,7 +86,7 @@ def asks(text: str) -> bool:
     stripped = text.strip()
     if any(s.rstrip().endswith("?") and not is_tentative(s) for s in _sentences(stripped)):
         return True
-    last = re.split(r"[,.;!]\s*|\s+(?:but|so|and)\s+", stripped.rstrip(" .!"))[-1]
+    last = _last_clause(stripped)
     return is_bare_question(last) and not is_tentative(last) and len(last.split()) >= 2
 
 
@@ -328,8 +328,11 @@ def _names_schedule(norm: str) -> bool:
 def _question_part(text: str) -> str:
     """The sentence that asks (the last one ending with "?"), else the last clause."""
     asking = [s for s in _sentences(text) if s.rstrip().endswith("?")]
-    if asking:
-        return asking[-1]
+    return asking[-1] if asking else _last_clause(text)
+
+
+def _last_clause(text: str) -> str:
+    """The words after the last clause break ("…, maybe I should lower it, what do you think")."""
     return re.split(r"[,.;!…]\s*|\s+(?:but|so|and)\s+", text.strip().rstrip(" .!"))[-1]
 
 
