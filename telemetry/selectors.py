@@ -79,7 +79,7 @@ def trace_tree(*, trace_id: str) -> list[dict[str, Any]]:
     return roots
 
 
-def _percentile(sorted_values: list[float], q: float) -> float | None:
+def percentile(sorted_values: list[float], q: float) -> float | None:
     """Linear interpolation, the same definition as PostgreSQL's percentile_cont."""
     if not sorted_values:
         return None
@@ -128,7 +128,7 @@ def call_aggregates(*, window: timedelta, now: datetime | None = None) -> list[d
     for key in sorted(groups):
         values = sorted(durations[key])
         for q in PERCENTILES:
-            groups[key][f"p{int(q * 100)}_ms"] = _percentile(values, q)
+            groups[key][f"p{int(q * 100)}_ms"] = percentile(values, q)
         out.append(_finish_group(groups[key]))
     return out
 
@@ -161,5 +161,5 @@ def call_timeseries(*, window: timedelta, now: datetime | None = None) -> list[d
     out = []
     for key in sorted(buckets):
         v = sorted(values[key])
-        out.append(dict(buckets[key], p50_ms=_percentile(v, 0.5), p95_ms=_percentile(v, 0.95)))
+        out.append(dict(buckets[key], p50_ms=percentile(v, 0.5), p95_ms=percentile(v, 0.95)))
     return out

@@ -3,13 +3,13 @@ reliability and guard/fallback rates, over a whole run or over a subset of its t
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from typing import Any
 
 from coaching.turn.guard import BOOKKEEPING_KINDS
 from evaluation import compare
 from evaluation.models import EvalRun, JudgeScore, ReplyResult
+from telemetry.selectors import percentile
 
 
 def guard_fired_on(events: list[Any] | None) -> bool:
@@ -60,15 +60,13 @@ def run_summarize(*, run: EvalRun) -> dict[str, Any]:
 
 
 def _percentiles(values: list[float]) -> dict[str, float | int]:
-    """p50 / p95 / max of a turn's whole time (the learner waits for all of it), nearest rank."""
+    """p50 / p95 / max of a turn's whole time (the learner waits for all of it), by the same
+    definition as telemetry's latencies (telemetry.selectors.percentile)."""
     if not values:
         return {"n": 0}
     ordered = sorted(values)
-
-    def rank(q: float) -> float:
-        return round(ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))], 3)
-
-    return {"n": len(ordered), "p50": rank(0.5), "p95": rank(0.95), "max": round(ordered[-1], 3)}
+    return {"n": len(ordered), "p50": round(percentile(ordered, 0.5), 3), "p95": round(percentile(ordered, 0.95), 3),
+            "max": round(ordered[-1], 3)}
 
 
 def restricted_summary(run: EvalRun, slugs: set[str]) -> dict[str, Any]:

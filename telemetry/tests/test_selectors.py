@@ -8,7 +8,7 @@ import pytest
 
 from core.errors import ApplicationError
 from telemetry import selectors
-from telemetry.selectors import _percentile, parse_window
+from telemetry.selectors import parse_window, percentile
 from telemetry.tests.factories import make_call
 
 pytestmark = pytest.mark.django_db
@@ -23,9 +23,9 @@ def test_parse_window():
 
 
 def test_python_percentile_matches_definition():
-    assert _percentile([1.0, 2.0, 3.0, 4.0], 0.5) == 2.5
-    assert _percentile([10.0], 0.95) == 10.0
-    assert _percentile([], 0.5) is None
+    assert percentile([1.0, 2.0, 3.0, 4.0], 0.5) == 2.5
+    assert percentile([10.0], 0.95) == 10.0
+    assert percentile([], 0.5) is None
 
 
 def test_aggregates_per_model_and_operation():
@@ -43,7 +43,7 @@ def test_aggregates_per_model_and_operation():
     assert g["error_rate"] == pytest.approx(0.1)
     ordered = sorted(durations)
     for q in (0.5, 0.95, 0.99):
-        assert g[f"p{int(q * 100)}_ms"] == pytest.approx(_percentile(ordered, q), rel=1e-6)
+        assert g[f"p{int(q * 100)}_ms"] == pytest.approx(percentile(ordered, q), rel=1e-6)
     assert groups[("m2", "embeddings")]["input_tokens"] == 0
 
 

@@ -37,17 +37,11 @@ class Command(BaseCommand):
           f"{'' if result['complete'] else ' (incomplete)'}; stored as run {result['run_id']}")
         w(f"  {'dimension':18s} {'spearman':>9s} {'exact':>7s} {'n':>5s} {'invalid':>8s}"
           f"   (gate: spearman >= {t.judge_min_spearman}, exact >= {t.judge_min_exact})")
-        for dim, a in result["agreement"].items():
-            rho = "n/a" if a["spearman"] is None else f"{a['spearman']:.3f}"
-            exact = "n/a" if a["exact"] is None else f"{a['exact']:.3f}"
-            w(f"  {dim:18s} {rho:>9s} {exact:>7s} {a['n']:>5d} {a['invalid']:>8d}")
+        self._agreement_rows(result["agreement"], indent="  ")
         if len(result.get("agreement_by_origin", {})) > 1:
             for origin, agreement in result["agreement_by_origin"].items():
                 w(f"  items from {origin}:")
-                for dim, a in agreement.items():
-                    rho = "n/a" if a["spearman"] is None else f"{a['spearman']:.3f}"
-                    exact = "n/a" if a["exact"] is None else f"{a['exact']:.3f}"
-                    w(f"    {dim:16s} {rho:>9s} {exact:>7s} {a['n']:>5d} {a['invalid']:>8d}")
+                self._agreement_rows(agreement, indent="    ")
         if result["trusted"] and result["complete"]:
             w(self.style.SUCCESS("trusted: this judge's scores may decide a verdict"))
         else:
@@ -59,3 +53,10 @@ class Command(BaseCommand):
         if opts["json"]:
             Path(opts["json"]).write_text(json.dumps(result, indent=2))
             self.stderr.write(f"wrote {opts['json']}")
+
+    def _agreement_rows(self, agreement: dict, *, indent: str) -> None:
+        for dim, a in agreement.items():
+            rho = "n/a" if a["spearman"] is None else f"{a['spearman']:.3f}"
+            exact = "n/a" if a["exact"] is None else f"{a['exact']:.3f}"
+            name = f"{indent}{dim}"
+            self.stdout.write(f"{name:20s} {rho:>9s} {exact:>7s} {a['n']:>5d} {a['invalid']:>8d}")
