@@ -373,8 +373,10 @@ def later_goal(answers: OnboardingAnswers, text: str) -> str | None:
     stored_empty = not stored or is_small_talk(stored) or not _substantive(stored)
     if stored_empty:
         goal, _ = extract_goal(text)
-        # Only a goal that names a skill ("play guitar", "pottery"), not "12" at the confidence step.
-        named = goal and (_GOAL_VERB.search(goal) or map_category(goal))
+        # Only a goal that names a skill ("play guitar", "pottery"), not "12" at the confidence step;
+        # at the area question, an area named without a goal verb answers it ("the second one,
+        # programming").
+        named = goal and (_GOAL_VERB.search(goal) or (map_category(goal) and answers.step != OnboardingStep.CATEGORY))
         return goal if named and goal_correction(f"actually my goal is {goal}") else None
     match = next((m for s in re.split(r"(?<=[.!?])\s+|\n+", strip_greeting(text))
                   if (m := _GOAL_INTENT.search(s))), None)

@@ -428,12 +428,20 @@ _A_MOMENT = re.compile(r"(?:\b(?:this|yesterday|last|tomorrow|one|that|on (?:mon
 
 
 def parse_best_time(text: str) -> str | None:
+    """The one time of day the text names, or None. Two different ones ("thursday evenings and
+    saturday afternoon", "mornings or evenings") are not one answer: None, and the question stays.
+    A phrase inside a longer one ("lunch" in "after lunch") is the longer one's."""
     norm = normalise(text)
-    for value, keywords in TIME_RULES:
-        # "tonight" is a moment by itself (plan_request still reads it as this evening).
-        if any(not _A_MOMENT.search(norm[:m.start()]) and m.group(0) != "tonight"
-               for k in keywords for m in keyword_matches(norm, k)):
-            return value
+    named = [(m.start(), m.end(), value) for value, keywords in TIME_RULES for k in keywords
+             for m in keyword_matches(norm, k)
+             # "tonight" is a moment by itself (plan_request still reads it as this evening).
+             if not _A_MOMENT.search(norm[:m.start()]) and m.group(0) != "tonight"]
+    values = {value for start, end, value in named
+              if not any(s <= start and end <= e and (e - s) > (end - start) for s, e, _ in named)}
+    if len(values) > 1:
+        return None
+    if values:
+        return values.pop()
     # A clock time needs its marker ("7pm", "6:30", "8 o'clock"): a bare "5" is more likely a
     # confidence or an hour count given at the wrong step than a time of day.
     match = re.search(r"\b(\d{1,2})(?::\d{2}|\s*(am|pm|o'?clock)\b)", norm)
@@ -465,14 +473,12 @@ def parse_confidence(text: str) -> int | None:
     scale itself ("on a scale of 1 to 10") is no answer, nor is an amount of time ("4 hours") or
     "this one"; two different numbers ("10 for motivation, 2 for discipline") are asked about."""
     norm = _SCALE.sub(" ", normalise(text))
-    if match := _OUT_OF_TEN.search(norm):
-        value = int(match.group(1))
-        return value if 1 <= value <= 10 else None
-    norm = _ONE_PRONOUN.sub(" ", norm)
+    scored = {int(m.group(1)) for m in _OUT_OF_TEN.finditer(norm)}
+    norm = _ONE_PRONOUN.sub(" ", _OUT_OF_TEN.sub(" ", norm))
     for amount in _amounts(norm):
         if amount.with_unit:
             norm = norm.replace(amount.said, " ")
-    numbers = {int(m) for m in re.findall(r"\b(\d{1,2})\b", norm)}
+    numbers = scored | {int(m) for m in re.findall(r"\b(\d{1,2})\b", norm)}
     numbers |= {int(NUMBER_WORDS[w]) for w in re.findall(r"[a-z]+", norm)
                 if w in NUMBER_WORDS and float(NUMBER_WORDS[w]).is_integer() and NUMBER_WORDS[w] >= 1}
     if len(numbers) != 1:

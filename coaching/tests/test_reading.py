@@ -87,7 +87,8 @@ def test_clock_time_is_kept_apart_from_a_time_of_day():
     assert (reading.get("time_of_day"), reading.get("time")) == ("evening", "20:30")
 
 
-@pytest.mark.parametrize("text", ["can we skip this one", "4 hours", "5 maybe 6"])
+@pytest.mark.parametrize("text", ["can we skip this one", "4 hours", "5 maybe 6",
+                                  "lol idk like 10 out of 10 for motivation, 2 for discipline"])
 def test_confidence_is_not_read_from_words_that_give_no_single_score(text):
     reading = read_by_rules(text, at("confidence", goal="learn piano"))
     assert not reading.has("confidence")
@@ -162,3 +163,64 @@ def test_a_misspelt_goal_the_model_quotes_spelt_right_is_read_from_the_learners_
 def test_locate_finds_a_quote_in_an_earlier_message():
     assert locate("weekends only", "let's plan", ("Weekends only, I work late",)) == ("Weekends only", 1)
     assert locate("mondays", "let's plan", ()) is None
+
+
+@pytest.mark.parametrize("text,days", [
+    ("thrusday evenings and saturday afternoon", ("thu", "sat")),
+    ("wendsday and fridays", ("wed", "fri")),
+    ("tusday works", ("tue",)),
+    ("someday, after my birthday, on holidays", None),
+])
+def test_a_weekday_typed_with_one_slip_is_that_day_and_look_alike_words_are_not(text, days):
+    reading = read_by_rules(text, at("best_time", goal="learn piano"))
+    assert (reading.get("days") if reading.has("days") else None) == days, reading
+
+
+@pytest.mark.parametrize("text", ["thursday evenings and saturday afternoon", "mornings or evenings"])
+def test_two_different_times_of_day_are_not_one_answer(text):
+    reading = read_by_rules(text, at("best_time", goal="learn piano"))
+    assert not reading.has("time_of_day") and not reading.has("time"), reading
+
+
+def test_a_phrase_inside_a_longer_one_is_the_longer_ones_time_of_day():
+    assert read_by_rules("after lunch", at("best_time", goal="learn piano")).get("time_of_day") == "afternoon"
+
+
+def test_whats_without_its_apostrophe_asks_and_writes_no_area():
+    reading = read_by_rules("whats the difference between career and academic", at("category", goal="learn SQL"))
+    assert reading.act == "question" and not reading.has("category"), reading
+
+
+def test_an_area_named_at_the_area_question_is_the_area_not_a_new_goal():
+    reading = read_by_rules("the second one, programming. evenings are best btw", at("category", goal="AI/ML"))
+    assert reading.act == "answer" and reading.get("category") == "programming" and not reading.has("goal"), reading
+
+
+def test_the_session_named_by_what_became_of_it_is_that_session():
+    skipped = SessionRef(ref="5", start=datetime(2030, 1, 7, 19, 0, tzinfo=TZ), minutes=45, status="skipped",
+                         past=True)
+    reading = read_by_rules("reschedule the one I skipped", at("done", plan=(skipped, THURSDAY)))
+    assert reading.act == "move" and reading.get("session") == "5", reading
+
+
+def test_a_time_of_day_quoted_from_a_greeting_is_no_time_of_day():
+    text = "Good morning! I've been meaning to pick up the cello again after 10 years away"
+    reading = settle(Proposal("answer", {"goal": "pick up the cello again", "time_of_day": "morning"}), text,
+                     at("goal"))
+    assert not reading.has("time_of_day") and reading.get("goal") == "pick up the cello again", reading
+
+
+def test_a_cancel_moves_nothing_to_another_time():
+    reading = settle(Proposal("cancel", {"session": "tonight's", "target": "tonight's"}),
+                     "drop tonight's please, not feeling well",
+                     at("done", plan=(SessionRef("3", datetime(2030, 1, 9, 19, tzinfo=TZ), 30, "planned", False),)))
+    assert reading.act == "cancel" and reading.get("session") == "3" and not reading.has("days"), reading
+
+
+@pytest.mark.parametrize("said,hour,time", [("7:30", 19, "19:30"), ("7:30", 6, "07:30"), ("7:30pm", 6, "19:30"),
+                                            ("07:30", 19, "07:30")])
+def test_a_clock_time_without_am_or_pm_is_the_reading_nearer_the_session_it_moves(said, hour, time):
+    session = SessionRef("1", datetime(2030, 1, 10, hour, tzinfo=TZ), 30, "planned", False)
+    reading = settle(Proposal("move", {"session": "thursday", "target": said}), f"bump thursday to {said}",
+                     at("done", plan=(session,)))
+    assert reading.get("session") == "1" and reading.get("time") == time, reading

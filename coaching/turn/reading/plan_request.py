@@ -15,10 +15,9 @@ import re
 from dataclasses import dataclass, replace
 
 from coaching.onboarding.values import TIME_RULES, keyword_matches, session_minutes
-from coaching.turn.reading.vocabulary import WEEKDAYS, normalise
+from coaching.turn.reading.vocabulary import WEEKDAYS, normalise, weekdays_named
 
-# Full day names only: "sat" and "wed" are words too ("I sat down").
-_DAY_WORD = re.compile(r"\b(monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?\b|\b(weekends?|weekdays?)\b")
+_DAY_GROUP = re.compile(r"\b(weekends?|weekdays?)\b")
 # Words ruling out what follows them ("not on Fridays", "I'm busy on Tuesday", "no mornings"),
 # read in the 24 characters before a day or a time of day.
 _RULED_OUT = (r"not|no|except|but not|never|apart from|other than|without|can't do|cannot do|can't on|can't|busy|"
@@ -72,24 +71,28 @@ def days_phrase(days: frozenset[int]) -> str:
     return "on " + " and ".join(WEEKDAYS[d].title() + "s" for d in sorted(days))
 
 
-def _day_set(match: re.Match[str]) -> frozenset[int]:
-    if match.group(2):
-        return frozenset({5, 6}) if match.group(2).startswith("weekend") else frozenset(range(5))
-    return frozenset({WEEKDAYS.index(match.group(1))})
+def _days_in(norm: str) -> list[tuple[int, int, frozenset[int]]]:
+    """Each day or group of days named, in order: (start, end, the days). Weekdays as
+    `vocabulary.weekdays_named` reads them, full names only (a slip of one letter included)."""
+    found = [(m.start(), m.end(), frozenset({5, 6}) if m.group(1).startswith("weekend") else frozenset(range(5)))
+             for m in _DAY_GROUP.finditer(norm)]
+    # Full names only: "sat" and "wed" are words too ("I sat down").
+    found += [(m.start(), m.end(), frozenset({day})) for day, m in weekdays_named(norm) if len(m.group(0)) >= 6]
+    return sorted(found)
 
 
 def read_plan_request(text: str) -> PlanRequest:
     norm = normalise(text)
     allowed: set[int] = set()
     excluded: set[int] = set()
-    previous: re.Match[str] | None = None
+    previous_end: int | None = None
     target = allowed
-    for match in _DAY_WORD.finditer(norm):
+    for start, end, named in _days_in(norm):
         # A day in a list goes with the list's first: "not on Mondays or Fridays", "I work Mondays and Fridays".
-        if previous is None or not _LIST_JOIN.fullmatch(norm[previous.end():match.start()]):
-            target = excluded if _DAY_TAKEN.search(norm[max(0, match.start() - 24):match.start()]) else allowed
-        target |= _day_set(match)
-        previous = match
+        if previous_end is None or not _LIST_JOIN.fullmatch(norm[previous_end:start]):
+            target = excluded if _DAY_TAKEN.search(norm[max(0, start - 24):start]) else allowed
+        target |= named
+        previous_end = end
     days: frozenset[int] | None = None
     if allowed or excluded:
         days = frozenset((allowed or set(range(7))) - excluded) or None

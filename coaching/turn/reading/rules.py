@@ -433,9 +433,14 @@ def days_in(text: str, ctx: ReadContext) -> tuple[str, ...]:
 
 def session_named(text: str, ctx: ReadContext) -> Value | None:
     """The one planned session the words name (by its day, "tonight's", "tomorrow's"), or the only
-    planned session when the words name none. None when none or several fit: the coach asks."""
-    planned = [s for s in ctx.plan if s.status == "planned"]
+    planned session when the words name none. Words naming no day but what became of it ("the one
+    I skipped") name among the sessions it became of. None when none or several fit: the coach asks."""
     days = days_in(text, ctx)
+    norm = normalise(text)
+    if not days and intents.said_skipped(norm) and not intents.said_done(norm):
+        planned = [s for s in ctx.plan if s.status in ("skipped", "missed")]
+    else:
+        planned = [s for s in ctx.plan if s.status == "planned"]
     fits = [s for s in planned if s.day in days] if days else (planned if len(planned) == 1 else [])
     return _v(fits[0].ref, text) if len(fits) == 1 else None
 

@@ -7,7 +7,6 @@ Pure: no database, no model."""
 from __future__ import annotations
 
 import re
-from difflib import SequenceMatcher
 
 from coaching.models import OnboardingStep
 from coaching.onboarding.answers import is_bare_question
@@ -18,14 +17,17 @@ from coaching.turn.reading.rules import asks, days_in, requests_plan, session_na
 from coaching.turn.reading.types import (
     ACTS,
     ANSWER,
+    MOVE,
     OTHER,
+    PLAN,
     UNDO,
     Proposal,
     ReadContext,
     Reading,
+    SessionRef,
     Value,
 )
-from coaching.turn.reading.vocabulary import normalise
+from coaching.turn.reading.vocabulary import misspelt, normalise
 
 _CLOCK = re.compile(r"\b(\d{1,2})(?:[:h.](\d{2}))?\s*(am|pm|h\b)?")
 
@@ -51,28 +53,16 @@ def locate(quote: str, text: str, earlier: tuple[str, ...] = ()) -> tuple[str, i
 _TOKEN = re.compile(r"[\w'’]+")
 
 
-def _same_word(said: str, quoted: str) -> bool:
-    """One word of the learner's and one of the quote are the same word: equal, or one misspelling
-    apart ("lern"/"learn", "pyton"/"python") in a word of four letters or more. Numbers are equal
-    or they are different numbers."""
-    said, quoted = said.lower().replace("’", "'"), quoted.lower().replace("’", "'")
-    if said == quoted:
-        return True
-    if any(c.isdigit() for c in said + quoted) or min(len(said), len(quoted)) < 4:
-        return False
-    return SequenceMatcher(None, said, quoted).ratio() >= 0.8
-
-
 def _aligned(wanted: str, source: str) -> str | None:
     """The run of the learner's words that the quote copies word for word, each word the same or
-    misspelt in one of them (`_same_word`), at least three words: the learner's own span, or None."""
+    misspelt in one of them (`vocabulary.misspelt`), at least three words: the learner's own span, or None."""
     quoted = _TOKEN.findall(wanted)
     said = list(_TOKEN.finditer(source))
     if len(quoted) < 3:
         return None
     for start in range(len(said) - len(quoted) + 1):
         window = said[start:start + len(quoted)]
-        if all(_same_word(w.group(0), q) for w, q in zip(window, quoted, strict=True)):
+        if all(misspelt(w.group(0), q) for w, q in zip(window, quoted, strict=True)):
             return source[window[0].start():window[-1].end()]
     return None
 
@@ -93,7 +83,9 @@ def _goal(span: str, why: list[str]) -> str | None:
     return None
 
 
-def _clock(span: str) -> str | None:
+def _clock(span: str, near: SessionRef | None = None) -> str | None:
+    """The clock time of `span`. Said without am/pm ("bump thursday to 7:30"), an hour from 1 to 11
+    is the one of its two readings nearer the session it moves (19:30 for an evening session)."""
     match = _CLOCK.search(span.lower())
     if not match or not (match.group(2) or match.group(3)):
         return None
@@ -102,7 +94,16 @@ def _clock(span: str) -> str | None:
         hour += 12
     if match.group(3) == "am" and hour == 12:
         hour = 0
+    if match.group(3) is None and 1 <= hour <= 11 and not match.group(1).startswith("0") and near is not None:
+        now = near.start.hour + near.start.minute / 60
+        hour = min((hour, hour + 12), key=lambda h: abs(h + int(match.group(2) or 0) / 60 - now))
     return f"{hour:02d}:{match.group(2) or '00'}" if hour < 24 else None
+
+
+def _in_greeting(span: str, source: str) -> bool:
+    """The span stands in a sentence that only greets ("Good morning! I've been meaning to …")."""
+    return any(span.lower() in sentence.lower() and is_greeting(sentence)
+               for sentence in re.split(r"(?<=[.!?])\s+|\n+", source))
 
 
 def settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
@@ -117,7 +118,8 @@ def settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
     def put(slot: str, value, span: str, where: int) -> None:
         values[slot] = Value(value=value, span=span, source="model", earlier=where)
 
-    for slot, quote in proposal.quotes.items():
+    # The session first: where it moves to is read against it (`_clock`).
+    for slot, quote in sorted(proposal.quotes.items(), key=lambda item: item[0] != "session"):
         if slot in ("lang",):
             if re.fullmatch(r"[a-z]{2}", quote.strip().lower()):
                 put("lang", quote.strip().lower(), "", 0)
@@ -148,7 +150,8 @@ def settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
             if minutes := sitting_minutes(span):
                 put("session_minutes", minutes, span, where)
         elif slot == "time_of_day":
-            if is_small_talk(span) or is_greeting(span):
+            source = ctx.earlier[where - 1] if where else text
+            if is_small_talk(span) or is_greeting(span) or _in_greeting(span, source):
                 why.append(f"time_of_day: a greeting ({span!r})")
             elif when := parse_best_time(span):
                 put("time_of_day", when, span, where)
@@ -162,9 +165,14 @@ def settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
             if (ref := session_named(span, ctx)) is not None:
                 put("session", ref.value, span, where)
         elif slot == "target":
+            if act not in (MOVE, PLAN):
+                why.append(f"target: a {act} moves nothing to another time")
+                continue
             if days := days_in(span, ctx):
                 put("days", days, span, where)
-            if clock := _clock(span):
+            named = values["session"].value if "session" in values else getattr(session_named(text, ctx), "value", None)
+            moved = next((s for s in ctx.plan if s.ref == named), None)
+            if clock := _clock(span, moved):
                 put("time", clock, span, where)
             elif when := parse_best_time(span):
                 put("time_of_day", when, span, where)

@@ -6,6 +6,7 @@ Pure data and small functions: no database, no model."""
 from __future__ import annotations
 
 import re
+from difflib import SequenceMatcher
 
 # --- normalising ------------------------------------------------------------------------------
 
@@ -28,6 +29,17 @@ def bare_words(text: str) -> str:
     text = re.sub(r"[!.,;:?~)(*]+", " ", text)
     text = _EMOJI.sub(" ", text)
     return re.sub(r"\s+", " ", text).strip()
+
+
+def misspelt(said: str, word: str) -> bool:
+    """`said` is `word` with one slip ("lern"/"learn", "thrusday"/"thursday"): equal, or alike
+    enough in a word of four letters or more. Numbers are equal or they are different numbers."""
+    said, word = said.lower().replace("’", "'"), word.lower().replace("’", "'")
+    if said == word:
+        return True
+    if any(c.isdigit() for c in said + word) or min(len(said), len(word)) < 4:
+        return False
+    return SequenceMatcher(None, said, word).ratio() >= 0.8
 
 
 # --- numbers ----------------------------------------------------------------------------------
@@ -70,23 +82,37 @@ DAY_CODES = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 _WEEKDAY = re.compile(r"\b(mon|tue|tues|wed|wednes|thu|thur|thurs|fri|sat|satur|sun)(day)?(s|'s)?\b")
 
 
+_WORD = re.compile(r"[a-z]+(?='s\b|s\b)|[a-z]+")
+
+
 def weekdays_named(text: str) -> list[tuple[int, re.Match[str]]]:
     """Each weekday the text names, in order, with its match. A short form counts only when it
-    is not an English word on its own ("sat", "wed", "sun" need "day" or a dot after them)."""
+    is not an English word on its own ("sat", "wed", "sun" need "day" or a dot after them). A full
+    name typed with one slip ("thrusday", "wendsday") counts as the one day it is closest to."""
+    lower = text.lower()
     found = []
-    for match in _WEEKDAY.finditer(text.lower()):
+    for match in _WEEKDAY.finditer(lower):
         short = match.group(1)
         if match.group(2) is None and short in ("sat", "wed", "sun") and text[match.end():match.end() + 1] != ".":
             continue
         found.append((DAY_CODES.index(short[:3]), match))
-    return found
+    taken = [m.span() for _, m in found]
+    for match in _WORD.finditer(lower):
+        if len(match.group(0)) < 6 or any(a <= match.start() < b for a, b in taken):
+            continue
+        alike = sorted(((SequenceMatcher(None, match.group(0), day).ratio(), i) for i, day in enumerate(WEEKDAYS)),
+                       reverse=True)
+        if alike[0][0] >= 0.8 and alike[0][0] > alike[1][0] and misspelt(match.group(0), WEEKDAYS[alike[0][1]]):
+            found.append((alike[0][1], match))
+    return sorted(found, key=lambda pair: pair[1].start())
 
 
 # --- questions ----------------------------------------------------------------------------------
 # A clause that asks: it opens with a question word, a modal or "is/are", or with "do/did/have/was…"
 # followed by its subject ("did you…", "was it…"). "did/had/was" followed by anything else opens a
-# clipped report ("did 20 minutes of scales", "had my first lesson", "was great today").
-QUESTION_WORDS = r"what|why|how|who|whom|whose|when|where|which"
+# clipped report ("did 20 minutes of scales", "had my first lesson", "was great today"). A question
+# word may carry its "is" with or without the apostrophe ("what's", "whats").
+QUESTION_WORDS = r"(?:what|why|how|who|whom|whose|when|where|which)(?:'?s)?"
 QUESTION_START = re.compile(
     rf"(?i)^\s*(?:(?:{QUESTION_WORDS})\b|any (?:idea|ideas|tips)\b|"
     r"(?:can|could|would|will|shall|should|may|might|must|is|are|am)\b|"
