@@ -33,7 +33,10 @@ def distinct_reason(old: str, new: str) -> str | None:
     were folded away, leaving the newer text unsearchable.
       other_speaker: both carry a "<speaker>:" prefix and the speakers differ;
       new_number: new mentions a number old does not;
-      new_name: new mentions a capitalised name (not at a sentence start) old does not."""
+      new_name: new mentions a capitalised name (not at a sentence start) old does not;
+      new_words: new does not restate old (`restates`, the speakers' names left out) — close in
+        meaning, yet it says something old does not ("Winter is my favourite season by far" after
+        "My favourite season is summer": cosine 0.93). A merge is a restatement or nothing."""
     so, sn = rules.speaker_of(old), rules.speaker_of(new)
     if so and sn and so.casefold() != sn.casefold():
         return "other_speaker"
@@ -42,7 +45,19 @@ def distinct_reason(old: str, new: str) -> str | None:
     old_words = rules.words(old)
     if {n for n in rules.names_in(new) if n not in old_words}:
         return "new_name"
+    bare_old, bare_new = _without_speaker(old), _without_speaker(new)
+    if len(_content_stems(bare_new)) >= 2 and not restates(bare_old, bare_new):
+        return "new_words"
     return None
+
+
+def _without_speaker(text: str) -> str:
+    speaker = rules.speaker_of(text)
+    return text.split(":", 1)[1] if speaker else text
+
+
+def _content_stems(text: str) -> set[str]:
+    return {w[:5] for w in rules.words(text) if w not in rules.STOP_WORDS and len(w) > 2}
 
 
 # Phrases that place a statement at one occasion ("I slept five hours last night"): two such

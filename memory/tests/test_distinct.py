@@ -19,6 +19,10 @@ from memory.services.ingest import IngestExtra, facts_ingest
     ("Maya: We adopted a dog.", "Maya: We adopted a dog!", None),
     ("The learner prefers studying in the morning.", "The learner prefers to study in the morning.", None),
     ("Maya: Big news. We adopted a dog.", "Maya: Big news. We adopted a dog.", None),  # sentence start is no name
+    # Close in meaning (cosine 0.93 with MiniLM), yet the newer says what the older does not.
+    ("Elena: My favourite season is summer, I live for the heat.",
+     "Elena: Winter is my favourite season by far. Summer heat is unbearable for me.", "new_words"),
+    ("Gina: The store is doing great!", "Gina: The store's doing great!", None),
 ])
 def test_distinct_reason(old, new, reason):
     assert comparison.distinct_reason(old, new) == reason
@@ -162,3 +166,13 @@ def test_a_negation_in_both_statements_is_compared_clause_by_clause(old, new):
     assert comparison.surprise_reason(old, new) == "negation_mismatch"
     action, *_ = dedup.decide(rules.CleanFact("insight", new, 0.8), [(1, old, 0.93)])
     assert action == "surprise"
+
+
+@pytest.mark.django_db
+def test_a_close_statement_that_says_something_new_is_stored_beside_the_older(learner):
+    """A merge is a restatement or nothing: a preference reversed in other words ("Winter is my
+    favourite season" after "… is summer") is never folded into the older statement."""
+    older = _ingest(learner, ["Elena: My favourite season is summer, I live for the heat."]).created[0]
+    newer = _ingest(learner, ["Elena: Winter is my favourite season by far. Summer heat is unbearable for me."])
+    assert newer.items[0].outcome in ("created", "surprise") and newer.items[0].fact_id != older
+    assert Fact.objects.filter(learner=learner).count() == 2
