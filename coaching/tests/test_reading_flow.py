@@ -135,3 +135,28 @@ def test_a_proposal_that_invents_words_stores_nothing(api, say_for, fake_model):
     assert LearnerProfile.objects.get(learner__research_id=rid).primary_goal == ""
     turn = Turn.objects.order_by("-id").first()
     assert any("not the learner's words" in r for r in turn.reading["rejected"])
+
+
+def test_a_goal_the_model_translated_is_said_back_and_stored_only_on_yes(api, say_for, fake_model):
+    _, http = api
+    rid = http.post("/api/v1/learners", {}, format="json").json()["id"]
+    say = say_for(rid)
+    fake_model.push_to("reader", json.dumps({"act": "answer", "goal": "learn English for work", "lang": "pt"}))
+    reply = say("Olá! Quero aprender inglês para o trabalho")
+    assert "I understood your goal as “learn English for work”. Is that right?" in reply, reply
+    assert LearnerProfile.objects.get(learner__research_id=rid).primary_goal == ""  # nothing stored yet
+    reply = say("yes")
+    profile = LearnerProfile.objects.get(learner__research_id=rid)
+    assert profile.primary_goal == "learn English for work" and profile.onboarding_step != "goal", reply
+
+
+def test_a_translated_goal_declined_stores_nothing_and_a_goal_in_words_is_taken(api, say_for, fake_model):
+    _, http = api
+    rid = http.post("/api/v1/learners", {}, format="json").json()["id"]
+    say = say_for(rid)
+    fake_model.push_to("reader", json.dumps({"act": "answer", "goal": "learn English for work", "lang": "pt"}))
+    say("Olá! Quero aprender inglês para o trabalho")
+    say("no")
+    assert LearnerProfile.objects.get(learner__research_id=rid).primary_goal == ""
+    say("learn English for my job")
+    assert LearnerProfile.objects.get(learner__research_id=rid).primary_goal == "learn English for my job"

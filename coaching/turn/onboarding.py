@@ -35,6 +35,10 @@ def _gate_outcome(run: Run, before: onboarding.OnboardingAnswers) -> onboarding.
     gate = reading.gate
     values = {slot: reading.get(slot) for slot in ("goal", "category", "weekly_hours", "time_of_day", "confidence")
               if reading.has(slot)}
+    offered = {o["label"]: o for o in (run.previous.offered_options if run.previous else []) if o.get("kind") == "goal"}
+    if before.step == OnboardingStep.GOAL and reading.get("option") in offered:
+        # "yes" to the goal the coach said it understood from a message in another language.
+        return onboarding.apply_values(before, {"goal": offered[reading.get("option")]["goal"]})
     if reading.source != "rules" and values:
         # A settled proposal that carries answers ("1-2 hrs a week" at the goal question) is an
         # answer, whatever act the model named.
@@ -76,6 +80,11 @@ def onboarding_turn(run: Run) -> tuple[str, str]:
     kept = f"I'll keep “{days_phrase(frozenset(DAY_CODES.index(d) for d in days))}” for your plan. " if days else ""
     if not outcome.accepted:
         run.outcome = "templated"
+        if before.step == OnboardingStep.GOAL and (gloss := run.reading.get("gloss")):
+            # Understood in another language, stored only once the learner says it is right.
+            run.offered_options = [{"label": "A", "kind": "goal", "goal": gloss, "summary": gloss}]
+            return "", (f"I read your message in another language and answer in English. I understood your goal "
+                        f"as “{gloss}”. Is that right? Say “yes” to keep it, or tell me your goal in a few words.")
         return "", kept + onboarding.reprompt(outcome, rejected, last_reply)
     previous = {k: (str(v) if isinstance(v, Decimal) else v) for k, v in before.__dict__.items()
                 if k in outcome.updates}

@@ -40,7 +40,7 @@ def read(text: str, ctx: ReadContext, *, mode: str = COMBINED, model: str | None
 def _combine(rules: Reading, proposed: Reading, *, elapsed_ms: float) -> Reading:
     """The settled proposal where it carries what the act needs; else the rules' reading, unsettled
     (the specialist then asks instead of writing)."""
-    usable = {k: v for k, v in proposed.values.items() if k not in ("lang", "concern", "about")}
+    usable = {k: v for k, v in proposed.values.items() if k not in ("lang", "concern", "about", "gloss")}
     if proposed.act in _WITHOUT_VALUES or usable:
         values = {**{k: v for k, v in rules.values.items() if k in ("concern", "about")}, **proposed.values}
         # The rules' values of the same act are kept where the model quoted nothing for them.
@@ -48,5 +48,7 @@ def _combine(rules: Reading, proposed: Reading, *, elapsed_ms: float) -> Reading
             values = {**rules.values, **proposed.values}
         return replace(proposed, values=values, source="rules+model", settled=True,
                        cue=f"{proposed.cue}; rules: {rules.cue}", model_ms=proposed.model_ms)
-    return replace(rules, settled=False, rejected=proposed.rejected, model_ms=proposed.model_ms,
-                   cue=f"{rules.cue}; model proposed {proposed.act} without usable values")
+    # A goal the model could only translate is kept as its gloss: the coach asks about it.
+    gloss = {k: v for k, v in proposed.values.items() if k == "gloss"}
+    return replace(rules, values={**rules.values, **gloss}, settled=False, rejected=proposed.rejected,
+                   model_ms=proposed.model_ms, cue=f"{rules.cue}; model proposed {proposed.act} without usable values")

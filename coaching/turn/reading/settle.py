@@ -13,7 +13,7 @@ from coaching.onboarding.answers import is_bare_question
 from coaching.onboarding.small_talk import is_greeting, is_small_talk
 from coaching.onboarding.values import parse_best_time, parse_confidence, parse_hours, says_time_amount
 from coaching.turn.reading import intent as intents
-from coaching.turn.reading.rules import asks, days_in, requests_plan, session_named, sitting_minutes
+from coaching.turn.reading.rules import asks, days_in, looks_foreign, requests_plan, session_named, sitting_minutes
 from coaching.turn.reading.types import (
     ACTS,
     ANSWER,
@@ -129,6 +129,11 @@ def settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
         found = locate(quote, text, ctx.earlier)
         if found is None:
             why.append(f"{slot}: not the learner's words ({quote[:40]!r})")
+            if slot == "goal" and act == ANSWER and ctx.step == OnboardingStep.GOAL and looks_foreign(text) and (
+                    gloss := _goal(quote, why)):
+                # A goal given in another language, which the model rendered in English: nothing
+                # is stored from it; the coach says what it understood and asks (onboarding turn).
+                put("gloss", gloss, text, 0)
             continue
         span, where = found
         if slot == "goal":
