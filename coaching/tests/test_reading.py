@@ -224,3 +224,19 @@ def test_a_clock_time_without_am_or_pm_is_the_reading_nearer_the_session_it_move
     reading = settle(Proposal("move", {"session": "thursday", "target": said}), f"bump thursday to {said}",
                      at("done", plan=(session,)))
     assert reading.get("session") == "1" and reading.get("time") == time, reading
+
+
+def test_a_question_without_its_question_mark_is_a_question_not_a_plan_request():
+    options = ({"label": "A", "kind": "move", "session_id": 1, "summary": "Sat 19:00", "day": "Sat"},
+               {"label": "B", "kind": "move", "session_id": 2, "summary": "Thu 19:00", "day": "Thu"})
+    reading = read_by_rules("whats the difference between a plan and a session",
+                            at("done", pending_kind="move", options=options))
+    assert reading.act == "question", reading
+    request = read_by_rules("can you plan something for every weekday at 6:45 am, 30 min", at("done"))
+    assert request.act == "plan", request
+
+
+def test_a_cancel_after_plan_options_is_a_cancel_not_a_new_request():
+    options = ({"label": "A", "kind": "plan", "summary": "2 sessions of 90 min (Sat, Thu at 19:00)"},)
+    reading = read_by_rules("drop monday's please, not feeling well", at("done", pending_kind="plan", options=options))
+    assert reading.act == "cancel", reading

@@ -33,7 +33,7 @@ from coaching.turn.reading.types import (
     SessionRef,
     Value,
 )
-from coaching.turn.reading.vocabulary import DAY_CODES, normalise, says_no, says_yes, weekdays_named
+from coaching.turn.reading.vocabulary import DAY_CODES, QUESTION_WORDS, normalise, says_no, says_yes, weekdays_named
 
 _GATE_FIELDS = {"primary_goal": "goal", "goal_category": "category", "weekly_hours": "weekly_hours",
                 "best_time": "time_of_day", "confidence": "confidence"}
@@ -51,6 +51,8 @@ _CANCEL = re.compile(r"\b(?:cancel|call off|drop|delete|remove|scrap)\b")
 _SESSION_WORD = re.compile(r"\b(?:sessions?|practices?|lessons?|workouts?|runs?|classes|class|slots?|it|one)\b")
 _TARGET = re.compile(r"\b(?:to|until|till|into|for)\s+(.+)$")
 _RELATIVE_DAY = re.compile(r"\b(today|tonight|tomorrow|tmrw|tmr)(?:'s)?\b")
+# A day's one, said with the possessive ("monday's", "tonight's"): a session named by its day.
+_DAYS_ONE = re.compile(r"\b(?:\w+day|tonight|tomorrow|tmrw)'s\b")
 # What a question is about, when code can answer it from the database.
 _ABOUT = (("calendar", re.compile(r"\b(?:calendar|calender|ical|ics|google cal|outlook|sync(?:ed)?)\b")),
           ("plan", re.compile(r"\b(?:plan|planned|schedule|scheduled|sessions?|this week|next week|when is my|"
@@ -79,12 +81,19 @@ def looks_foreign(text: str) -> bool:
     return len(words) >= 3 and not (set(words) & _ENGLISH)
 
 
+_WH_START = re.compile(rf"(?i)^\s*(?:{QUESTION_WORDS})\b")
+
+
 def asks(text: str) -> bool:
     """The message asks something: a sentence of it ends with a question mark (a tentative answer
-    like "Czech maybe?" asks nothing, `is_tentative`), or its last clause opens with a question word
-    ("…, maybe I should lower it, what do you think")."""
+    like "Czech maybe?" asks nothing, `is_tentative`), its last sentence opens with a question word
+    ("whats the difference between a plan and a session": a request opening "can you …" is no
+    question), or its last clause opens as a question ("…, maybe I should lower it, what do you think")."""
     stripped = text.strip()
-    if any(s.rstrip().endswith("?") and not is_tentative(s) for s in _sentences(stripped)):
+    sentences = _sentences(stripped)
+    if any(s.rstrip().endswith("?") and not is_tentative(s) for s in sentences):
+        return True
+    if sentences and _WH_START.match(sentences[-1]) and len(sentences[-1].split()) >= 3:
         return True
     last = _last_clause(stripped)
     return is_bare_question(last) and not is_tentative(last) and len(last.split()) >= 2
@@ -278,7 +287,8 @@ def _coaching(text: str, ctx: ReadContext, intent) -> Reading:
             values = {**moved.values, "session": _v(str(ctx.options[0]["session_id"]), text)}
             return Reading(MOVE, values, cue="says to when, after the coach asked")
     said = plan_values(text, ctx) if ctx.pending_kind == "plan" else {}
-    if said and not asks(text) and intent.kind != intents.REPORT and any(not v.earlier for v in said.values()):
+    if (said and not asks(text) and intent.kind not in (intents.REPORT, intents.RESCHEDULE) and not _CANCEL.search(norm)
+            and any(not v.earlier for v in said.values())):
         # After plan options, "only Tuesdays and Saturdays at 14:00" says when: a new request.
         return Reading(PLAN, said, cue="says when, after the plan options")
     if goal := goal_correction(text):
@@ -289,7 +299,7 @@ def _coaching(text: str, ctx: ReadContext, intent) -> Reading:
         return Reading(CHANGE, {"weekly_hours": _v(hours, text)}, cue="changes the weekly hours")
     if intent.kind == intents.RESCHEDULE:
         return _move(text, ctx, intent)
-    if _CANCEL.search(norm) and _SESSION_WORD.search(norm) and not asks(text):
+    if _CANCEL.search(norm) and (_SESSION_WORD.search(norm) or _DAYS_ONE.search(norm)) and not asks(text):
         session = session_named(norm, ctx)
         return Reading(CANCEL, {"session": session} if session else {}, cue="asks to cancel a session")
     if intent.kind == intents.PLAN or (not asks(text) and _PLAN_VERB.search(norm) and intent.kind != intents.REPORT):
