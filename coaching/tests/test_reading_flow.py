@@ -160,3 +160,16 @@ def test_a_translated_goal_declined_stores_nothing_and_a_goal_in_words_is_taken(
     assert LearnerProfile.objects.get(learner__research_id=rid).primary_goal == ""
     say("learn English for my job")
     assert LearnerProfile.objects.get(learner__research_id=rid).primary_goal == "learn English for my job"
+
+
+def test_undo_when_nothing_was_written_is_said_by_code_not_the_model(api, say_for, fake_model):
+    """The FAKE model is scripted to claim an undo: the reply must not be its words."""
+    client, _ = api
+    learner = onboarded_learner(client)
+    say = say_for(learner.research_id)
+    say("hello there")
+    fake_model.default = lambda request: Scripted(text="I've taken the session back. Let's continue!")
+    reply = say("undo")
+    assert reply.startswith("There's nothing for me to undo"), reply
+    turn = Turn.objects.order_by("-id").first()
+    assert turn.model_calls == 0 and turn.tool_calls == []

@@ -133,6 +133,11 @@ def turn_run(*, message: Message, emit: Callable[[str], None] | None = None, mod
         elif tracker:
             # Control arm: no coaching, ever. Templated acknowledgement, no model call.
             run.outcome, text = "templated", prompts.TRACKER_ACK
+        elif strategy.name == "undo":
+            # "undo" when the last reply wrote nothing: a fact code knows, said in code's words (the
+            # model, asked to say it, claimed "I've taken the session back").
+            run.outcome, text = "templated", fallback_reply(strategy, learner_text=message.content,
+                                                            goal=profile.primary_goal)
         else:
             msgs = chat_messages(system, context, run.history, actions_line(toolbox), message.content,
                                  run.specialist)
