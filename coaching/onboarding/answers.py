@@ -154,7 +154,8 @@ def _without_answer_clauses(phrase: str) -> str:
 
 
 def _clean_goal(phrase: str) -> str:
-    phrase = _LEAD_FILLER.sub("", phrase.strip())
+    # A goal never opens with a copula: "what I really want is to learn guitar" wants "learn guitar".
+    phrase = re.sub(r"(?i)^\s*(?:is|was|would be)\s+(?:to\s+)?", "", _LEAD_FILLER.sub("", phrase.strip()))
     phrase = re.split(r"(?<=[a-z0-9)])[.!?;]\s|[.!?;]+$|\s+(?:but|because|since|though|instead of)\s", phrase,
                       maxsplit=1)[0]
     # The change of mind is not part of the goal: "actually I want to learn Spanish instead" was

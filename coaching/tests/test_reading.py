@@ -240,3 +240,8 @@ def test_a_cancel_after_plan_options_is_a_cancel_not_a_new_request():
     options = ({"label": "A", "kind": "plan", "summary": "2 sessions of 90 min (Sat, Thu at 19:00)"},)
     reading = read_by_rules("drop monday's please, not feeling well", at("done", pending_kind="plan", options=options))
     assert reading.act == "cancel", reading
+
+
+def test_a_clause_that_names_the_goal_is_no_question():
+    reading = read_by_rules("what I really want is to learn guitar", at("goal"))
+    assert reading.act == "answer" and reading.get("goal") == "learn guitar", reading

@@ -81,7 +81,7 @@ def looks_foreign(text: str) -> bool:
     return len(words) >= 3 and not (set(words) & _ENGLISH)
 
 
-_WH_START = re.compile(rf"(?i)^\s*(?:{QUESTION_WORDS})\b")
+_WH_START = re.compile(rf"(?i)^\s*(?:{QUESTION_WORDS})\b(?!\s+(?:i|we|they|he|she)\b)")
 
 
 def asks(text: str) -> bool:

@@ -111,10 +111,11 @@ def weekdays_named(text: str) -> list[tuple[int, re.Match[str]]]:
 # A clause that asks: it opens with a question word, a modal or "is/are", or with "do/did/have/was…"
 # followed by its subject ("did you…", "was it…"). "did/had/was" followed by anything else opens a
 # clipped report ("did 20 minutes of scales", "had my first lesson", "was great today"). A question
-# word may carry its "is" with or without the apostrophe ("what's", "whats").
+# word may carry its "is" with or without the apostrophe ("what's", "whats"); followed by its
+# subject it opens a clause that names something ("what I want is to learn guitar"), not a question.
 QUESTION_WORDS = r"(?:what|why|how|who|whom|whose|when|where|which)(?:'?s)?"
 QUESTION_START = re.compile(
-    rf"(?i)^\s*(?:(?:{QUESTION_WORDS})\b|any (?:idea|ideas|tips)\b|"
+    rf"(?i)^\s*(?:(?:{QUESTION_WORDS})\b(?!\s+(?:i|we|they|he|she)\b)|any (?:idea|ideas|tips)\b|"
     r"(?:can|could|would|will|shall|should|may|might|must|is|are|am)\b|"
     r"(?:do|does|did|have|has|had|was|were)(?:n't)?\s+(?:i|you|we|they|he|she|it|this|that|there|u)\b)")
 QUESTION_WORD = re.compile(rf"(?i)\b(?:{QUESTION_WORDS})\b")
