@@ -173,3 +173,14 @@ def test_undo_when_nothing_was_written_is_said_by_code_not_the_model(api, say_fo
     assert reply.startswith("There's nothing for me to undo"), reply
     turn = Turn.objects.order_by("-id").first()
     assert turn.model_calls == 0 and turn.tool_calls == []
+
+
+def test_a_day_named_in_a_move_request_is_not_taken_as_a_day_the_learner_is_free(api, say_for, fake_model):
+    client, _ = api
+    learner = onboarded_learner(client)
+    say = say_for(learner.research_id)
+    fake_model.push_to("reader", json.dumps({"act": "move", "session": "wednesday's session", "target": "7:30"}))
+    say("bump wednesday's session to 7:30")
+    assert Turn.objects.order_by("-id").first().reading["act"] == "move"
+    reply = say("let's plan my week")
+    assert "Wednesdays" not in reply and "Option A" in reply, reply

@@ -36,9 +36,12 @@ def coach_replies(*, conversation: Conversation, before: Message, limit: int = 3
 
 
 def learner_texts(*, conversation: Conversation, before: Message, limit: int = 20) -> list[str]:
-    """The learner's earlier messages in this conversation, newest first."""
-    return list(conversation.messages.filter(role=Role.LEARNER, id__lt=before.id).order_by("-id")
-                .values_list("content", flat=True)[:limit])
+    """The learner's earlier messages in this conversation, newest first — but those read as a move
+    or a cancel: a day named there is a session's ("bump wednesday's session to 7:30"), not a day
+    the learner said they are free, which is what the reader looks for in earlier messages."""
+    rows = (conversation.messages.filter(role=Role.LEARNER, id__lt=before.id).order_by("-id")
+            .values_list("content", "turn__reading")[:limit])
+    return [content for content, reading in rows if (reading or {}).get("act") not in ("move", "cancel")]
 
 
 def previous_turn(*, conversation: Conversation, before: Message) -> Turn | None:
