@@ -18,11 +18,10 @@ def restates(old: str, new: str, *, min_share: float = 0.8) -> bool:
     "The learner is nervous when I have to speak, I freeze and forget every word." — cosine 0.81,
     under the 0.90 near-duplicate line, yet nothing new. Used only together with a cosine of at
     least BLOOM_MEMORY_SURPRISE_COSINE and no conflict (see memory.services.dedup)."""
-    stem = lambda w: w[:5]  # noqa: E731 - tiny local helper
-    new_words = {stem(w) for w in rules.words(new) if w not in rules.STOP_WORDS and len(w) > 2}
+    new_words = _content_stems(new)
     if len(new_words) < 2 or not rules.numbers(new) <= rules.numbers(old):
         return False
-    old_words = {stem(w) for w in rules.words(old)}
+    old_words = {w[:5] for w in rules.words(old)}
     return len(new_words & old_words) / len(new_words) >= min_share
 
 
@@ -45,18 +44,14 @@ def distinct_reason(old: str, new: str) -> str | None:
     old_words = rules.words(old)
     if {n for n in rules.names_in(new) if n not in old_words}:
         return "new_name"
-    bare_old, bare_new = _without_speaker(old), _without_speaker(new)
+    bare_old, bare_new = rules.without_speaker(old), rules.without_speaker(new)
     if len(_content_stems(bare_new)) >= 2 and not restates(bare_old, bare_new):
         return "new_words"
     return None
 
 
-def _without_speaker(text: str) -> str:
-    speaker = rules.speaker_of(text)
-    return text.split(":", 1)[1] if speaker else text
-
-
 def _content_stems(text: str) -> set[str]:
+    """Content words as 5-letter stems (stop words and words of two letters or fewer left out)."""
     return {w[:5] for w in rules.words(text) if w not in rules.STOP_WORDS and len(w) > 2}
 
 
