@@ -6,7 +6,8 @@ strategy says with what code knows, instead of a generic line on the goal.
 - a barrier or doubt: reflect it in your own words, say it is common, ask what got in the way,
   offer a smaller plan;
 - a question: answer it from what you know, then one small next step;
-- "undo" when nothing can be undone: say so plainly, ask what they want changed;
+- "undo" when nothing can be undone: code says so plainly and asks what they want changed (no model:
+  it is a fact code knows);
 - news or anything else: respond to what they said, then at most one question.
 Pure: no database, no model."""
 
@@ -23,8 +24,6 @@ _INSTRUCTIONS = {
                 "got in the way, and offer to make the plan smaller."),
     "question": "They asked you something: answer it directly first, then suggest one small next step.",
     "small_talk": "Reply briefly and warmly, then ask what they would like to work on.",
-    "undo": ("They asked you to undo something, but your last reply changed nothing in their plan, check-ins or "
-             "profile: say so plainly, then ask what they would like to change."),
     "other": "Respond to what they actually said, then ask at most one question.",
 }
 
@@ -50,7 +49,7 @@ def strategy_for(reading: Reading | None) -> Strategy:
         name = "undo"  # routed here only when the previous turn wrote nothing undo can take back
     else:
         name = "other"
-    return Strategy(name, _INSTRUCTIONS[name])
+    return Strategy(name, _INSTRUCTIONS.get(name, ""))
 
 
 _FUNCTION_WORDS = frozenset({"i", "you", "the", "a", "an", "to", "my", "me", "is", "it", "of", "in", "for", "on", "do",

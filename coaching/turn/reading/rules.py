@@ -33,7 +33,7 @@ from coaching.turn.reading.types import (
     SessionRef,
     Value,
 )
-from coaching.turn.reading.vocabulary import DAY_CODES, QUESTION_WORDS, normalise, says_no, says_yes, weekdays_named
+from coaching.turn.reading.vocabulary import DAY_CODES, WH_START, normalise, says_no, says_yes, weekdays_named
 
 _GATE_FIELDS = {"primary_goal": "goal", "goal_category": "category", "weekly_hours": "weekly_hours",
                 "best_time": "time_of_day", "confidence": "confidence"}
@@ -51,8 +51,6 @@ _CANCEL = re.compile(r"\b(?:cancel|call off|drop|delete|remove|scrap)\b")
 _SESSION_WORD = re.compile(r"\b(?:sessions?|practices?|lessons?|workouts?|runs?|classes|class|slots?|it|one)\b")
 _TARGET = re.compile(r"\b(?:to|until|till|into|for)\s+(.+)$")
 _RELATIVE_DAY = re.compile(r"\b(today|tonight|tomorrow|tmrw|tmr)(?:'s)?\b")
-# A day's one, said with the possessive ("monday's", "tonight's"): a session named by its day.
-_DAYS_ONE = re.compile(r"\b(?:\w+day|tonight|tomorrow|tmrw)'s\b")
 # What a question is about, when code can answer it from the database.
 _ABOUT = (("calendar", re.compile(r"\b(?:calendar|calender|ical|ics|google cal|outlook|sync(?:ed)?)\b")),
           ("plan", re.compile(r"\b(?:plan|planned|schedule|scheduled|sessions?|this week|next week|when is my|"
@@ -81,7 +79,7 @@ def looks_foreign(text: str) -> bool:
     return len(words) >= 3 and not (set(words) & _ENGLISH)
 
 
-_WH_START = re.compile(rf"(?i)^\s*(?:{QUESTION_WORDS})\b(?!\s+(?:i|we|they|he|she)\b)")
+_WH_START = re.compile(rf"(?i)^\s*{WH_START}")
 
 
 def asks(text: str) -> bool:
@@ -299,7 +297,8 @@ def _coaching(text: str, ctx: ReadContext, intent) -> Reading:
         return Reading(CHANGE, {"weekly_hours": _v(hours, text)}, cue="changes the weekly hours")
     if intent.kind == intents.RESCHEDULE:
         return _move(text, ctx, intent)
-    if _CANCEL.search(norm) and (_SESSION_WORD.search(norm) or _DAYS_ONE.search(norm)) and not asks(text):
+    # What is cancelled is a session, named as one or by its day ("drop monday's", "cancel thursday").
+    if _CANCEL.search(norm) and (_SESSION_WORD.search(norm) or days_in(norm, ctx)) and not asks(text):
         session = session_named(norm, ctx)
         return Reading(CANCEL, {"session": session} if session else {}, cue="asks to cancel a session")
     if intent.kind == intents.PLAN or (not asks(text) and _PLAN_VERB.search(norm) and intent.kind != intents.REPORT):

@@ -10,7 +10,7 @@ import re
 
 from coaching.models import OnboardingStep
 from coaching.onboarding.answers import is_bare_question
-from coaching.onboarding.small_talk import is_greeting, is_small_talk
+from coaching.onboarding.small_talk import is_greeting, is_small_talk, strip_greeting
 from coaching.onboarding.values import parse_best_time, parse_confidence, parse_hours, says_time_amount
 from coaching.turn.reading import intent as intents
 from coaching.turn.reading.rules import asks, days_in, looks_foreign, requests_plan, session_named, sitting_minutes
@@ -101,9 +101,10 @@ def _clock(span: str, near: SessionRef | None = None) -> str | None:
 
 
 def _in_greeting(span: str, source: str) -> bool:
-    """The span stands in a sentence that only greets ("Good morning! I've been meaning to …")."""
-    return any(span.lower() in sentence.lower() and is_greeting(sentence)
-               for sentence in re.split(r"(?<=[.!?])\s+|\n+", source))
+    """The span stands in the greeting the message opens with ("Good morning! I've been meaning to …")."""
+    body = strip_greeting(source)
+    greeting = source.strip()[:len(source.strip()) - len(body)]
+    return bool(greeting) and span.lower() in greeting.lower()
 
 
 def settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:

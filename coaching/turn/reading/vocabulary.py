@@ -31,6 +31,9 @@ def bare_words(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
+MISSPELT_RATIO = 0.8
+
+
 def misspelt(said: str, word: str) -> bool:
     """`said` is `word` with one slip ("lern"/"learn", "thrusday"/"thursday"): equal, or alike
     enough in a word of four letters or more. Numbers are equal or they are different numbers."""
@@ -39,7 +42,7 @@ def misspelt(said: str, word: str) -> bool:
         return True
     if any(c.isdigit() for c in said + word) or min(len(said), len(word)) < 4:
         return False
-    return SequenceMatcher(None, said, word).ratio() >= 0.8
+    return SequenceMatcher(None, said, word).ratio() >= MISSPELT_RATIO
 
 
 # --- numbers ----------------------------------------------------------------------------------
@@ -100,9 +103,10 @@ def weekdays_named(text: str) -> list[tuple[int, re.Match[str]]]:
     for match in _WORD.finditer(lower):
         if len(match.group(0)) < 6 or any(a <= match.start() < b for a, b in taken):
             continue
+        # The one day it is most alike, alike enough to be that day misspelt (`misspelt`'s measure).
         alike = sorted(((SequenceMatcher(None, match.group(0), day).ratio(), i) for i, day in enumerate(WEEKDAYS)),
                        reverse=True)
-        if alike[0][0] >= 0.8 and alike[0][0] > alike[1][0] and misspelt(match.group(0), WEEKDAYS[alike[0][1]]):
+        if alike[0][0] >= MISSPELT_RATIO and alike[0][0] > alike[1][0]:
             found.append((alike[0][1], match))
     return sorted(found, key=lambda pair: pair[1].start())
 
@@ -114,8 +118,10 @@ def weekdays_named(text: str) -> list[tuple[int, re.Match[str]]]:
 # word may carry its "is" with or without the apostrophe ("what's", "whats"); followed by its
 # subject it opens a clause that names something ("what I want is to learn guitar"), not a question.
 QUESTION_WORDS = r"(?:what|why|how|who|whom|whose|when|where|which)(?:'?s)?"
+# A question word opening a question (not followed by its subject).
+WH_START = rf"(?:{QUESTION_WORDS})\b(?!\s+(?:i|we|they|he|she)\b)"
 QUESTION_START = re.compile(
-    rf"(?i)^\s*(?:(?:{QUESTION_WORDS})\b(?!\s+(?:i|we|they|he|she)\b)|any (?:idea|ideas|tips)\b|"
+    rf"(?i)^\s*(?:{WH_START}|any (?:idea|ideas|tips)\b|"
     r"(?:can|could|would|will|shall|should|may|might|must|is|are|am)\b|"
     r"(?:do|does|did|have|has|had|was|were)(?:n't)?\s+(?:i|you|we|they|he|she|it|this|that|there|u)\b)")
 QUESTION_WORD = re.compile(rf"(?i)\b(?:{QUESTION_WORDS})\b")
