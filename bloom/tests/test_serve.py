@@ -96,8 +96,12 @@ def _cmdline(proc: Path) -> str:
 
 
 def _socket_inodes(pid: int) -> set[str]:
-    inodes = set()
-    for fd in Path(f"/proc/{pid}/fd").iterdir():
+    inodes: set[str] = set()
+    try:
+        fds = list(Path(f"/proc/{pid}/fd").iterdir())
+    except OSError:  # the process is gone
+        return inodes
+    for fd in fds:
         try:
             target = os.readlink(fd)
         except OSError:
@@ -107,14 +111,25 @@ def _socket_inodes(pid: int) -> set[str]:
     return inodes
 
 
-def _established_inodes(port: int) -> set[str]:
-    """Inodes of established TCP sockets whose local port is `port` (the server's ends)."""
+def _tcp_inodes(port: int, state: str) -> set[str]:
+    """Inodes of TCP sockets in `state` whose local port is `port` (the server's ends)."""
     inodes = set()
     for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
         fields = line.split()
-        if int(fields[1].split(":")[1], 16) == port and fields[3] == "01":  # 01 = ESTABLISHED
+        if int(fields[1].split(":")[1], 16) == port and fields[3] == state:
             inodes.add(fields[9])
     return inodes
+
+
+def _established_inodes(port: int) -> set[str]:
+    return _tcp_inodes(port, "01")
+
+
+def _listening_workers(port: int, workers: set[int]) -> set[int]:
+    """The workers already holding a listening socket of their own on `port`: a worker process
+    exists a while before it binds, and connections made before then all go to the others."""
+    listening = _tcp_inodes(port, "0A")
+    return {pid for pid in workers if _socket_inodes(pid) & listening}
 
 
 def _wait_serving(port: int, proc: subprocess.Popen, timeout: float = 120) -> None:
@@ -148,9 +163,12 @@ def test_two_workers_share_the_connections_and_a_killed_worker_is_replaced(tmp_p
     try:
         _wait_serving(port, proc)
         deadline = time.monotonic() + 120
-        while len(workers := _workers(proc.pid)) < 2 and time.monotonic() < deadline:
+        while time.monotonic() < deadline:
+            workers = _workers(proc.pid)
+            if len(workers) == 2 and _listening_workers(port, workers) == workers:
+                break
             time.sleep(0.3)
-        assert len(workers) == 2
+        assert len(workers) == 2 and _listening_workers(port, workers) == workers, workers
         # 16 keep-alive connections opened at once, each answered: with one shared socket the
         # first worker to wake accepted them all.
         conns = [socket.create_connection(("127.0.0.1", port), timeout=60) for _ in range(16)]
