@@ -207,15 +207,18 @@ _M_UNIT = r"minutes?|mins?|minutos?|minuti|minuten|minuty|m"
 _UNIT = rf"(?:{_H_UNIT}|{_M_UNIT})"
 _AMOUNT_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("hm", re.compile(r"\b(\d{1,2})\s*h\s*(\d{2})\b")),
+    # Hours and minutes said together ("1 hour 15 min", "2 hrs and 30 minutes"): one amount.
+    ("h_and_m", re.compile(rf"\b(\d{{1,2}}|an?|one)\s*(?:{_H_UNIT})\s*(?:and\s+)?(\d{{1,2}})\s*(?:{_M_UNIT})\b")),
     ("range", re.compile(rf"\b(?:between\s+({_NUM})\s+and|({_NUM})\s*(?:-|–|to|or|ou|o|à|a|bis|tot))\s*({_NUM})"
                          rf"\s*({_UNIT})\b")),
     ("unit_or_n", re.compile(r"\b(?:an?|one)\s+(hour|minute)s?\s+or\s+(two|2|three|3)\b")),
     ("and_half", re.compile(rf"\b(?:(an?|one)\s+(hour)\s+and\s+a\s+half|({_NUM})\s+and\s+a\s+half"
                             rf"(?:\s+({_UNIT}))?)\b")),
-    ("half", re.compile(r"\b(?:half an?|1/2 an?)\s*(?:hour|hr|h)\b")),
+    ("half", re.compile(r"\b(?:half an?|1/2 an?|a half)\s*(?:hour|hr|h)\b")),
     ("quarter", re.compile(r"\b(?:a\s+)?quarter\s+(?:of\s+an\s+)?hour\b")),
     ("couple", re.compile(r"\ba\s+couple\s+(?:of\s+)?(hours?|minutes?)\b")),
-    ("an_hour", re.compile(r"\b(?:an?|one)\s+hour\b")),
+    # "an hour", and with a word between that does not change it ("a solid hour", "a full hour").
+    ("an_hour", re.compile(r"\b(?:an?|one)\s+(?:(?!half\b|quarter\b)[a-z]+\s+)?hour\b")),
     ("unit", re.compile(rf"\b({_NUM})\s*-?\s*({_UNIT})\b")),
     ("range_bare", re.compile(rf"\b({_NUM})\s*(?:-|–|to|or|ou|o)\s*({_NUM})\b")),
     ("bare", re.compile(rf"\b({_NUM})\b")),
@@ -251,6 +254,8 @@ def _amounts(norm: str) -> list[_Amount]:
             g = m.groups()
             if kind == "hm":
                 hours, unit = int(g[0]) + int(g[1]) / 60.0, True
+            elif kind == "h_and_m":
+                hours, unit = (int(g[0]) if g[0][0].isdigit() else 1) + int(g[1]) / 60.0, True
             elif kind == "range":
                 low = _num(g[0] or g[1])
                 hours, unit = _in_hours((low + _num(g[2])) / 2, g[3]), True
@@ -280,7 +285,7 @@ _COUNT_NUM = rf"{_NUM}|once|twice|thrice"
 _OCCASION_WORDS = r"x|times?|sessions?|days?|evenings?|mornings?|nights?|afternoons?|lessons?|sittings?"
 _TIMES_A_WEEK = re.compile(rf"\b({_COUNT_NUM})(?:\s*(?:-|to|or|ou)\s*({_NUM}))?\s*(?:(?:{_OCCASION_WORDS})\s*)?"
                            r"(?:a|per|each|every|/|in the|in a)\s*week\b")
-_N_SESSIONS_OF = re.compile(rf"\b({_NUM})\s*(?:sessions?|lessons?|blocks?|slots?|x)\s+(?:of|at)\b")
+_N_SESSIONS_OF = re.compile(rf"\b({_NUM})\s*(?:(?:sessions?|lessons?|blocks?|slots?|x)\s+(?:of|at)\b|[x×]\s*(?=\d))")
 _PER_WEEK = re.compile(r"\b(?:a|per|each|every|/)\s*week\b|\bweekly\b|\bin total\b|\bin all\b|\ball together\b|"
                        r"\baltogether\b|\bpor semana\b|\bpar semaine\b|\bpro woche\b|\bin der woche\b|"
                        r"\b(?:a|alla|per) settimana\b|\bper week\b|\bin de week\b|\bw tygodniu\b|\ba la semana\b|"

@@ -38,6 +38,11 @@ from coaching.onboarding.answers import goal_correction
     ("every other day for half an hour", "1.75"), ("1-2 hrs a week", "1.5"),
     ("honestly maybe 3 hours a week? I have two kids so evenings are chaos", "3.0"), ("mornings, maybe 3", "3.0"),
     ("two and a half hours", "2.5"), ("hmm maybe 2 and a half then", "2.5"), ("2 and a half hours a week", "2.5"),
+    # Hours and minutes said together are one amount; a word between "an" and "hour" keeps the hour;
+    # "4 x 25min" counts sittings.
+    ("1 hour 15 min a week", "1.25"), ("2 hrs and 30 minutes a week", "2.5"), ("1h 15m", "1.25"),
+    ("a solid hour on saturday and sunday", "2.0"), ("a half hour every day", "3.5"),
+    ("4 x 25min (pomodoro style)", "1.67"), ("3x 40 min", "2.0"),
 ])
 def test_parse_hours_accepts(text, expected):
     assert parse_hours(text) == Decimal(expected)

@@ -59,6 +59,15 @@ def test_ranges_and_rates_become_a_weekly_number_by_code(text, hours):
     assert reading.act == "answer" and reading.get("weekly_hours") == pytest.approx(hours, abs=0.01)
 
 
+@pytest.mark.parametrize("text,minutes", [
+    ("every other day for half an hour", 30), ("3x a week 45 min", 45),
+    ("three hours per week, sessions of 45 min", 45), ("3 hours a week", None), ("2-3 hours", None),
+])
+def test_a_rate_gives_a_sittings_length_beside_the_weekly_hours(text, minutes):
+    reading = read_by_rules(text, at("weekly_hours", goal="learn piano"))
+    assert reading.get("session_minutes") == minutes
+
+
 def test_a_move_names_the_session_and_where_to():
     reading = read_by_rules("can you move my thursday session to saturday morning?", at("done", plan=(THURSDAY,)))
     assert reading.act == "move"

@@ -157,6 +157,9 @@ def _onboarding(text: str, ctx: ReadContext, intent) -> Reading:
         if "time_of_day" in values:
             values.pop("time_of_day")
             values.update(time_values(text, outcome.updates["best_time"]))
+        if "weekly_hours" in values and (minutes := session_minutes(text)):
+            # "every other day for half an hour": the weekly total and, said with it, one sitting's length.
+            values["session_minutes"] = _v(minutes, text)
         act = CHANGE if outcome.corrected else ANSWER
         goal = outcome.updates.get("primary_goal")
         if (is_bare_question(text) and not is_tentative(text) and not _PROPOSES.match(text)
