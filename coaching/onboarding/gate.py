@@ -60,12 +60,18 @@ def _with_unit(pattern, parse):
     return read
 
 
+# "22h", "às 7h": a number with a bare "h" and no period after it is how many languages write a
+# clock time; before the hours question it is not read as hours a week.
+_CLOCK_LIKE = re.compile(r"(?i)\b\d{1,2}\s*h\b(?!\s*(?:a|per|each|every|/)\s*(?:week|day))")
+
+
 def _early_values(text: str, answers: OnboardingAnswers) -> dict:
     """Hours and confidence the learner gave with their unit ("3 hours a week", "7/10") before the
     question came. The time of day is NOT read early: "evenings are chaos" names a time that does
     NOT suit them."""
     out: dict = {}
-    if answers.weekly_hours is None and (hours := _settled(text, _with_unit(HOURS_WITH_UNIT, parse_hours))):
+    if answers.weekly_hours is None and not _CLOCK_LIKE.search(text) and (
+            hours := _settled(text, _with_unit(HOURS_WITH_UNIT, parse_hours))):
         out["weekly_hours"] = hours
     if answers.confidence is None and (
             confidence := _settled(text, _with_unit(CONFIDENCE_WITH_SCALE, parse_confidence))) is not None:

@@ -118,11 +118,25 @@ def test_chat_roles_typed_into_a_message_are_not_acted_on():
 
 
 # --- settling a model's proposal ------------------------------------------------------------------
-def test_a_proposed_goal_in_another_language_is_the_learners_own_words():
+def test_a_proposed_goal_in_another_language_is_the_learners_own_words_said_back_before_it_is_stored():
     text = "Olá! Quero aprender inglês para o trabalho"
     reading = settle(Proposal("answer", {"goal": "aprender inglês para o trabalho", "lang": "pt"}), text, at("goal"))
-    assert reading.get("goal") == "aprender inglês para o trabalho" and reading.get("lang") == "pt"
-    assert reading.values["goal"].source == "model"
+    assert reading.get("gloss") == "aprender inglês para o trabalho" and reading.get("lang") == "pt"
+    assert not reading.has("goal") and reading.values["gloss"].source == "model"
+
+
+@pytest.mark.parametrize("quote,text", [
+    ("touch typing lmao my 2 finger method is embarassing", "touch typing lmao my 2 finger method is embarassing"),
+    ("get better at chess, im stuck at 1200 elo", "get better at chess, im stuck at 1200 elo"),
+])
+def test_a_proposed_goal_the_rules_cannot_stand_behind_is_said_back_not_stored(quote, text):
+    reading = settle(Proposal("answer", {"goal": quote}), text, at("goal"))
+    assert not reading.has("goal") and reading.get("gloss") == quote
+
+
+def test_a_proposed_goal_that_stands_is_taken():
+    reading = settle(Proposal("answer", {"goal": "learn the violin"}), "i'd love to learn the violin", at("goal"))
+    assert reading.get("goal") == "learn the violin"
 
 
 def test_code_refuses_what_does_not_point_at_the_learners_words():
@@ -254,3 +268,45 @@ def test_a_cancel_after_plan_options_is_a_cancel_not_a_new_request():
 def test_a_clause_that_names_the_goal_is_no_question():
     reading = read_by_rules("what I really want is to learn guitar", at("goal"))
     assert reading.act == "answer" and reading.get("goal") == "learn guitar", reading
+
+
+# --- combining the rules' reading with a settled proposal ---------------------------------------
+def _combined(text: str, ctx: ReadContext, proposal: Proposal):
+    from coaching.turn.reading.reader import _combine
+
+    return _combine(read_by_rules(text, ctx), settle(proposal, text, ctx), text, elapsed_ms=0.0)
+
+
+def test_an_answer_the_gate_took_stays_an_answer_whatever_act_the_model_names():
+    text = "get my drivers theory test done"
+    reading = _combined(text, at("goal"), Proposal("question", {}))
+    assert reading.act == "answer" and not reading.settled  # the goal is asked about, not stored
+
+
+def test_a_message_that_asks_is_not_made_a_request_for_sessions_by_a_proposal():
+    text = "do i have anything on friday?"
+    reading = _combined(text, at("done", plan=(THURSDAY,)), Proposal("plan", {"target": "friday"}))
+    assert reading.act == "question"
+
+
+def test_a_goal_the_rules_doubted_is_not_kept_beside_the_models_values():
+    text = "Hallo! Ich will Spanisch lernen, so 2 Stunden pro Woche"
+    proposal = Proposal("answer", {"goal": "learn Spanisch", "hours": "2 Stunden pro Woche"})
+    reading = _combined(text, at("goal"), proposal)
+    assert not reading.has("goal") and reading.get("weekly_hours") == 2.0
+
+
+@pytest.mark.parametrize("text,step,slot,value", [
+    ("three or four", "weekly_hours", "weekly_hours", 3.5),
+    ("tipo 1h30 por semana", "weekly_hours", "weekly_hours", 1.5),
+    ("night owl here 🦉", "best_time", "time_of_day", "night"),
+])
+def test_a_value_code_read_from_the_words_stands_in_any_language(text, step, slot, value):
+    reading = read_by_rules(text, at(step, goal="learn piano"))
+    assert reading.settled and reading.get(slot) == value
+
+
+@pytest.mark.parametrize("text", ["vers 22h quand tout est calme", "à noite, depois das 22h"])
+def test_a_clock_time_written_with_h_is_no_weekly_hours(text):
+    reading = read_by_rules(text, at("best_time", goal="learn piano"))
+    assert not reading.has("weekly_hours")

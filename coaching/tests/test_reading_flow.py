@@ -114,17 +114,30 @@ def test_a_greeting_a_request_or_a_question_is_never_stored_as_the_goal(api, say
         "one skill" in reply, reply
 
 
-def test_a_goal_in_another_language_is_taken_from_the_readers_pointing_proposal(api, say_for, fake_model):
+def test_a_goal_in_another_language_is_the_learners_words_said_back_and_stored_on_yes(api, say_for, fake_model):
     _, http = api
     rid = http.post("/api/v1/learners", {}, format="json").json()["id"]
+    say = say_for(rid)
     fake_model.push_to("reader", json.dumps({"act": "answer", "goal": "aprender inglês para o trabalho",
                                              "lang": "pt"}))
-    reply = say_for(rid)("Olá! Quero aprender inglês para o trabalho")
-    profile = LearnerProfile.objects.get(learner__research_id=rid)
-    assert profile.primary_goal == "aprender inglês para o trabalho", reply
-    assert "Your goal: “aprender inglês para o trabalho”" in reply and "answer in English" in reply
+    reply = say("Olá! Quero aprender inglês para o trabalho")
+    assert LearnerProfile.objects.get(learner__research_id=rid).primary_goal == "", reply
+    assert "I understood your goal as “aprender inglês para o trabalho”. Is that right?" in reply
+    assert "answer in English" in reply
     turn = Turn.objects.order_by("-id").first()
-    assert turn.reading["source"] == "rules+model" and turn.reading["values"]["goal"]["source"] == "model"
+    assert turn.reading["values"]["gloss"]["source"] == "model" and "goal" not in turn.reading["values"]
+    reply = say("yes")
+    assert LearnerProfile.objects.get(learner__research_id=rid).primary_goal == "aprender inglês para o trabalho"
+
+
+def test_a_goal_in_english_the_rules_doubt_is_said_back_without_a_word_on_language(api, say_for, fake_model):
+    _, http = api
+    rid = http.post("/api/v1/learners", {}, format="json").json()["id"]
+    fake_model.push_to("reader", json.dumps({"act": "answer", "lang": "en",
+                                             "goal": "touch typing lmao my 2 finger method is embarassing"}))
+    reply = say_for(rid)("touch typing lmao my 2 finger method is embarassing")
+    assert LearnerProfile.objects.get(learner__research_id=rid).primary_goal == "", reply
+    assert reply.startswith("I understood your goal as “touch typing lmao"), reply
 
 
 def test_a_proposal_that_invents_words_stores_nothing(api, say_for, fake_model):

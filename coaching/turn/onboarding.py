@@ -81,10 +81,13 @@ def onboarding_turn(run: Run) -> tuple[str, str]:
     if not outcome.accepted:
         run.outcome = "templated"
         if before.step == OnboardingStep.GOAL and (gloss := run.reading.get("gloss")):
-            # Understood in another language, stored only once the learner says it is right.
+            # A goal understood in another language, or in words the rules could not stand behind:
+            # stored only once the learner says it is right.
             run.offered_options = [{"label": "A", "kind": "goal", "goal": gloss, "summary": gloss}]
-            return "", (f"I read your message in another language and answer in English. I understood your goal "
-                        f"as “{gloss}”. Is that right? Say “yes” to keep it, or tell me your goal in a few words.")
+            lang = run.reading.get("lang")
+            read_in = "I read your message in another language and answer in English. " if lang and lang != "en" else ""
+            return "", (f"{read_in}I understood your goal as “{gloss}”. Is that right? Say “yes” to keep it, "
+                        f"or tell me your goal in a few words.")
         return "", kept + onboarding.reprompt(outcome, rejected, last_reply)
     previous = {k: (str(v) if isinstance(v, Decimal) else v) for k, v in before.__dict__.items()
                 if k in outcome.updates}

@@ -11,9 +11,9 @@ import time
 from dataclasses import replace
 
 from coaching.turn.reading.proposer import propose
-from coaching.turn.reading.rules import read_by_rules
+from coaching.turn.reading.rules import asks, read_by_rules
 from coaching.turn.reading.settle import settle
-from coaching.turn.reading.types import OTHER, QUESTION, SMALL_TALK, ReadContext, Reading
+from coaching.turn.reading.types import ANSWER, OTHER, PLAN, QUESTION, SMALL_TALK, ReadContext, Reading
 
 COMBINED, RULES, MODEL = "combined", "rules", "model"
 # Acts a proposal may settle without a value; any other act must point at the learner's words
@@ -34,21 +34,27 @@ def read(text: str, ctx: ReadContext, *, mode: str = COMBINED, model: str | None
     proposed = settle(proposal, text, ctx)
     if mode == MODEL:
         return proposed
-    return _combine(rules, proposed, elapsed_ms=round((time.perf_counter() - start) * 1000, 1))
+    return _combine(rules, proposed, text, elapsed_ms=round((time.perf_counter() - start) * 1000, 1))
 
 
-def _combine(rules: Reading, proposed: Reading, *, elapsed_ms: float) -> Reading:
+def _combine(rules: Reading, proposed: Reading, text: str, *, elapsed_ms: float) -> Reading:
     """The settled proposal where it carries what the act needs; else the rules' reading, unsettled
-    (the specialist then asks instead of writing)."""
+    (the specialist then asks instead of writing). The proposal does not overrule what code knows
+    of the act: an answer the onboarding gate took stays an answer (only its values were in doubt),
+    and a message that asks is not made a request for new sessions."""
     usable = {k: v for k, v in proposed.values.items() if k not in ("lang", "concern", "about", "gloss")}
-    if proposed.act in _WITHOUT_VALUES or usable:
+    overrules = ((rules.act == ANSWER and rules.gate is not None and rules.gate.accepted and proposed.act != ANSWER)
+                 or (proposed.act == PLAN and asks(text)))
+    if not overrules and (proposed.act in _WITHOUT_VALUES or usable):
         values = {**{k: v for k, v in rules.values.items() if k in ("concern", "about")}, **proposed.values}
-        # The rules' values of the same act are kept where the model quoted nothing for them.
+        # The rules' values of the same act are kept where the model quoted nothing for them; not
+        # the goal they could not stand behind (the reason the model was asked).
         if proposed.act == rules.act:
-            values = {**rules.values, **proposed.values}
+            kept = {k: v for k, v in rules.values.items() if rules.settled or k != "goal"}
+            values = {**kept, **proposed.values}
         return replace(proposed, values=values, source="rules+model", settled=True,
                        cue=f"{proposed.cue}; rules: {rules.cue}", model_ms=proposed.model_ms)
-    # A goal the model could only translate is kept as its gloss: the coach asks about it.
-    gloss = {k: v for k, v in proposed.values.items() if k == "gloss"}
+    # A goal to say back is kept as its gloss, with the language it was said in: the coach asks about it.
+    gloss = {k: v for k, v in proposed.values.items() if k in ("gloss", "lang")}
     return replace(rules, values={**rules.values, **gloss}, settled=False, rejected=proposed.rejected,
                    model_ms=proposed.model_ms, cue=f"{rules.cue}; model proposed {proposed.act} without usable values")

@@ -67,7 +67,11 @@ _CONCERN = re.compile(r"\bstruggl|\bstuck\b|\bgiv(?:e|ing) up\b|\bquit(?:ting)?\
 _ENGLISH = frozenset({"i", "you", "the", "a", "an", "to", "my", "me", "and", "is", "it", "of", "in", "for", "on",
                       "do", "be", "can", "what", "how", "want", "with", "at", "this", "that", "am", "are", "so",
                       "not", "no", "yes", "just", "like", "hi", "hey", "hello", "ok", "we", "week", "hours",
-                      "hour", "minutes", "day", "days", "time", "some", "maybe", "about", "please", "thanks"})
+                      "hour", "minutes", "day", "days", "time", "some", "maybe", "about", "please", "thanks",
+                      "been", "have", "has", "had", "would", "could", "should", "from", "by", "but", "or", "if",
+                      "out", "all", "they", "them", "he", "she", "his", "her", "our", "your", "there", "then",
+                      "than", "too", "very", "when", "where", "which", "who", "why", "because", "up", "after",
+                      "before", "again", "i've", "i'm", "im", "don't", "dont", "get", "got", "really", "more"})
 
 
 def _v(value, span: str, earlier: int = 0) -> Value:
@@ -75,8 +79,11 @@ def _v(value, span: str, earlier: int = 0) -> Value:
 
 
 def looks_foreign(text: str) -> bool:
+    """Several words and none of English's commonest, or a longer message where they are rare (a
+    word like "so" or "pro" is found in other languages too)."""
     words = re.findall(r"[a-zà-ÿ']+", text.lower())
-    return len(words) >= 3 and not (set(words) & _ENGLISH)
+    english = sum(word in _ENGLISH for word in words)
+    return (len(words) >= 3 and not english) or (len(words) >= 6 and english / len(words) < 0.15)
 
 
 _WH_START = re.compile(rf"(?i)^\s*{WH_START}")
@@ -170,8 +177,9 @@ def _onboarding(text: str, ctx: ReadContext, intent) -> Reading:
             # "I keep failing at Japanese, what should I do": a question, not the goal "…, what should I do".
             return Reading(QUESTION, _concern(text), cue="question with a goal in it")
         # A goal of a word or two that names nothing the rules know ("banana", "whatever man") is
-        # checked with the model before it is stored; so is a message in another language.
-        settled = not (goal and not _clean_goal(goal, text)) and not looks_foreign(text)
+        # checked with the model before it is stored; so is a goal in another language. A number, a
+        # time of day or a score stands: code read it from the words, whatever their language.
+        settled = not goal or (goal_stands(goal, text) and not looks_foreign(text))
         return Reading(act, {**values, **_days_said(text, ctx), **_concern(text)}, cue=f"{outcome.step}: accepted",
                        settled=settled, gate=outcome)
     kind = outcome.kind or outcome.error
@@ -263,7 +271,7 @@ _LEFTOVER = re.compile(r"(?i)[,;:–—-]\s*(?:i|i'?m|im|i've|my|it|it's|we|but|
 _CHANGED_MIND = re.compile(r"(?i)\b(?:wait|actually|no+ wait|scratch that|or rather|on second thought)\b")
 
 
-def _clean_goal(goal: str, text: str) -> bool:
+def goal_stands(goal: str, text: str) -> bool:
     """A goal the rules can stand behind: short, naming an action of learning or doing or something
     an area's keywords know, with no piece of another clause in it and no change of mind after it.
     Anything else ("let me think", "get better at chess, im stuck at 1200 elo") is checked with the

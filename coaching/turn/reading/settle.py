@@ -13,7 +13,15 @@ from coaching.onboarding.answers import is_bare_question
 from coaching.onboarding.small_talk import is_greeting, is_small_talk, strip_greeting
 from coaching.onboarding.values import parse_best_time, parse_confidence, parse_hours, says_time_amount
 from coaching.turn.reading import intent as intents
-from coaching.turn.reading.rules import asks, days_in, looks_foreign, requests_plan, session_named, sitting_minutes
+from coaching.turn.reading.rules import (
+    asks,
+    days_in,
+    goal_stands,
+    looks_foreign,
+    requests_plan,
+    session_named,
+    sitting_minutes,
+)
 from coaching.turn.reading.types import (
     ACTS,
     ANSWER,
@@ -141,7 +149,14 @@ def settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
             # A goal is taken from a proposal only as the answer to the goal question; a change of
             # goal later is a write the rules must read ("actually, my goal is …").
             if act == ANSWER and ctx.step == OnboardingStep.GOAL and (goal := _goal(span, why)):
-                put("goal", goal, span, where)
+                if looks_foreign(text) or not goal_stands(goal, text):
+                    # A goal in another language, or one the rules could not stand behind either
+                    # (a clause more, a word the area keywords do not know): said back and stored
+                    # only once the learner says it is right.
+                    why.append(f"goal: {goal[:40]!r} is said back and asked about before it is stored")
+                    put("gloss", goal, span, where)
+                else:
+                    put("goal", goal, span, where)
             elif act != ANSWER or ctx.step != OnboardingStep.GOAL:
                 why.append("goal: only an answer to the goal question")
         elif slot == "hours":

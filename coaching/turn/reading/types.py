@@ -16,8 +16,9 @@ ACTS = (ANSWER, REPORT, QUESTION, PLAN, MOVE, CANCEL, CHANGE, UNDO, SMALL_TALK, 
 # The values a message can carry. `days` is a tuple of day codes ("mon" … "sun", Monday first);
 # `time` is "HH:MM"; `session` the ref of one planned session of the context; `option` a pending
 # option's label or "none"; `about` what a question is about (plan | calendar | progress | other);
-# `gloss` a goal given in another language as the model put it in English (never stored: the
-# coach asks whether it understood).
+# `gloss` a goal the coach says back before storing it: given in another language (as the learner
+# said it or as the model put it in English), or in words the rules could not stand behind (never
+# stored from the reading: the coach asks whether it understood).
 SLOTS = ("goal", "category", "weekly_hours", "session_minutes", "days", "time_of_day", "time", "confidence",
          "outcome", "session", "option", "concern", "about", "lang", "gloss")
 # Slots whose value is written somewhere when the act is acted on (profile, plan, check-ins):
