@@ -55,4 +55,17 @@ def test_pick_choice(text, expected):
 
 
 def test_pick_choice_by_day_name():
-    assert pick_choice("the tuesday one", ["A", "B"], ["Mon", "Tue"]) == 1
+    assert pick_choice("the tuesday one", ["A", "B"], [frozenset({0}), frozenset({1})], frozenset({1})) == 1
+    # a day both options have picks neither; a day only one has picks it
+    both = [frozenset({1, 3}), frozenset({1, 5})]
+    assert pick_choice("tuesday works", ["A", "B"], both, frozenset({1})) is None
+    assert pick_choice("saturday works", ["A", "B"], both, frozenset({5})) == 1
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("B!!", 1), ("la b", 1), ("A but at 8pm instead", 0), ("hmm A i guess? thursdays are tough tho", 0),
+    ("go with A, and could you make it 45 min instead?", 0), ("B. wait no, A", 0), ("A or B", None),
+    ("A session on Monday would be better", None), ("a", 0), ("I'd like a longer one", None),
+])
+def test_pick_choice_by_a_label_written_alone(text, expected):
+    assert pick_choice(text, ["A", "B"]) == expected

@@ -310,3 +310,12 @@ def test_a_value_code_read_from_the_words_stands_in_any_language(text, step, slo
 def test_a_clock_time_written_with_h_is_no_weekly_hours(text):
     reading = read_by_rules(text, at("best_time", goal="learn piano"))
     assert not reading.has("weekly_hours")
+
+
+def test_an_option_not_offered_is_an_answer_that_picks_nothing():
+    options = ({"label": "A", "summary": "3 sessions of 40 min (Tue, Thu, Sat at 19:00)", "kind": "plan"},
+               {"label": "B", "summary": "2 sessions of 60 min (Mon, Fri at 19:00)", "kind": "plan"})
+    reading = read_by_rules("option c", at("done", options=options, pending_kind="plan"))
+    assert reading.act == "answer" and not reading.has("option") and reading.settled
+    weekend = read_by_rules("the friday one pls", at("done", options=options, pending_kind="plan"))
+    assert weekend.get("option") == "B"

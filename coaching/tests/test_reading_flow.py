@@ -102,6 +102,17 @@ def test_a_named_length_and_day_make_the_one_option_offered(api, say_for):
     assert PlannedSession.objects.get().duration_minutes == 30
 
 
+def test_an_option_picked_with_another_hour_is_scheduled_at_that_hour(api, say_for):
+    client, _ = api
+    learner = onboarded_learner(client)
+    say = say_for(learner.research_id)
+    reply = say("Schedule a 30 minute practice on Thursday")
+    assert "Option A: 1 session of 30 min (Thu at 19:00)" in reply, reply
+    reply = say("A but at 8pm instead")
+    session = PlannedSession.objects.get()
+    assert session.planned_start.astimezone(services.learner_tz(learner)).hour == 20, reply
+
+
 @pytest.mark.parametrize("text", ["hii", "skip the questions, just give me a study plan right now",
                                   "I keep failing at Japanese, what should I do"])
 def test_a_greeting_a_request_or_a_question_is_never_stored_as_the_goal(api, say_for, text):

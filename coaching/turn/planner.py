@@ -79,6 +79,12 @@ def _option_answer(run: Run, options: list[dict]) -> tuple[str, str]:
         return "", f"Which one shall I {verb} — {listing}?"
     if chosen.get("kind") == "move":
         return "", _move(run, str(chosen["session_id"]), chosen.get("target") or {})
+    if run.reading.has("time") and chosen.get("sessions"):
+        # "A but at 8pm instead": the option's sessions at the hour the learner named.
+        hour, minute = (int(part) for part in run.reading.get("time").split(":"))
+        chosen = {**chosen, "sessions": [
+            {**s, "start": datetime.fromisoformat(s["start"]).replace(hour=hour, minute=minute).isoformat()}
+            for s in chosen["sessions"]]}
     confirmation, scheduled = _schedule_chosen(run, run.toolbox, chosen)
     if run.tracker or not scheduled:
         return "", confirmation

@@ -117,27 +117,59 @@ def parse_intent(text: str) -> Intent:
 # --- answers to a question the coach asked ---------------------------------------------------
 
 
-def pick_choice(text: str, labels: list[str], day_names: list[str] | None = None) -> int | None:
-    """Which of the offered choices (labels "A", "B", …) the learner picked: "option B", "b", "the
-    second one", a weekday naming one choice, or "yes"/"sure" for the first (recommended) one.
-    None when it does not pick exactly one."""
+_LETTER = re.compile(r"(?<![\w'’])([a-eA-E])(?![\w'’])")
+# After a capital "A", what shows it is a label and not the article ("A but at 8pm", "A i guess",
+# "A, please" — not "A session on Monday").
+_LABEL_A_AFTER = re.compile(r"^(?:\s*$|\s*[,.!?;:)]|\s+(?:but|and|or|i|it|then|please|pls|for|sounds|works|is|looks)\b)")
+_MIND_CHANGE = re.compile(r"(?i)\b(?:wait|no|nope|actually|i mean|or rather|scratch that|make (?:it|that))\b")
+
+
+def _letters_named(text: str, upper: list[str]) -> list[tuple[int, int]]:
+    """(position, option index) of each offered label written as a letter on its own: "B!!", "la b",
+    "go with A, and …". A lower-case "a" is the article unless it is the whole message."""
+    found = []
+    for match in _LETTER.finditer(text):
+        letter = match.group(1)
+        if letter.upper() not in upper:
+            continue
+        if letter == "a" and text.strip(" .!?") != "a":
+            continue
+        if letter == "A":
+            at_start = not text[:match.start()].strip() or text[:match.start()].rstrip()[-1] in ".!?"
+            if at_start and not _LABEL_A_AFTER.match(text[match.end():]):
+                continue
+        found.append((match.start(), upper.index(letter.upper())))
+    return found
+
+
+def pick_choice(text: str, labels: list[str], option_days: list[frozenset[int]] | None = None,
+                said_days: frozenset[int] = frozenset()) -> int | None:
+    """Which of the offered choices (labels "A", "B", …) the learner picked: "option B", "B!!", "the
+    second one", a day only one choice has (`option_days`, against the days the message names,
+    `said_days`), or "yes"/"sure" for the first (recommended) one. Two labels are a pick only when
+    the learner changed their mind between them ("B. wait no, A"). None when it does not pick
+    exactly one."""
     norm = text.strip().lower()
     upper = [label.upper() for label in labels]
-    match = re.search(r"\boption\s*([a-e])\b", norm) or re.match(r"^\s*([a-e])\s*[.!]?\s*$", norm)
+    match = re.search(r"\boption\s*([a-e])\b", norm)
     if match and match.group(1).upper() in upper:
         return upper.index(match.group(1).upper())
+    if letters := _letters_named(text, upper):
+        if len({index for _, index in letters}) == 1:
+            return letters[0][1]
+        first, last = letters[0][0], letters[-1][0]
+        return letters[-1][1] if _MIND_CHANGE.search(text[first:last]) else None
     for word, index in ORDINALS.items():
         if re.search(rf"\b(?:the )?{word}(?: one| option| session)?\b", norm) and labels:
             return index if index >= 0 else len(labels) - 1
-    if day_names:
-        hits = [i for i, day in enumerate(day_names) if day and re.search(rf"\b{day[:3].lower()}", norm)]
+    if option_days and said_days:
+        shared = frozenset.intersection(*option_days)
+        hits = [i for i, days in enumerate(option_days) if (days - shared) & said_days]
         if len(hits) == 1:
             return hits[0]
     if says_yes(norm) and labels:
         return 0
     return None
-
-
 
 
 def report_targets(intent: Intent, candidates: list, *, tz: tzinfo, today: date) -> tuple[list, bool]:

@@ -7,7 +7,7 @@ Every value carries the learner's words it came from. Pure: no database, no mode
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 
 from coaching import onboarding
@@ -132,9 +132,11 @@ def _option_pick(text: str, ctx: ReadContext) -> Reading | None:
     short = len(norm.split()) <= 6
     if short and says_no(text) and not intents.pick_choice(text, labels):
         return Reading(ANSWER, {"option": _v("none", text)}, cue="declined the options")
-    days = [o.get("day", "") for o in ctx.options] if ctx.pending_kind in ("report", "move") else None
-    index = intents.pick_choice(text, labels, days)
+    index = intents.pick_choice(text, labels, [_option_days(o) for o in ctx.options], _days_picked(text))
     if index is None:
+        if (named := re.search(r"\boption\s*([a-e])\b", norm)) and named.group(1).upper() not in labels:
+            # "option c" where only A and B were offered: an answer that picks nothing (the coach asks).
+            return Reading(ANSWER, cue=f"named option {named.group(1).upper()}, which was not offered", settled=True)
         return None
     only_yes = says_yes(text) and not re.search(r"\boption\b|\b[a-e]\b|\b(?:first|second|third|last|1st|2nd|3rd)\b",
                                                 norm)
@@ -145,7 +147,37 @@ def _option_pick(text: str, ctx: ReadContext) -> Reading | None:
         return Reading(ANSWER, cue="yes to several options", settled=True)
     if only_yes and not short:
         return None  # "yes, but can we do mornings instead": more than a pick
-    return Reading(ANSWER, {"option": _v(labels[index], text)}, cue=f"picked option {labels[index]}")
+    # "A but at 8pm instead": the pick and the hour said with it.
+    said = {k: v for k, v in time_values(text).items() if k == "time"}
+    return Reading(ANSWER, {"option": _v(labels[index], text), **said}, cue=f"picked option {labels[index]}")
+
+
+# Days in an option's summary as code writes it ("Tue, Thu, Sat at 19:00", "Mon-Fri at 12:30").
+_SUMMARY_DAY = re.compile(r"\b(Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*(?:'s)?(?:\s*[-–]\s*(Mon|Tue|Wed|Thu|Fri|Sat|Sun)\b)?")
+# In a pick among options, a short day ("the sat one") is a day.
+_SHORT_DAY = re.compile(r"\b(mon|tue|wed|thu|fri|sat|sun)(?:s|'s)?\b")
+
+
+def _option_days(option: dict) -> frozenset[int]:
+    """The weekdays an offered option's sessions fall on: from its sessions, its day, or its summary."""
+    if option.get("sessions"):
+        return frozenset(datetime.fromisoformat(s["start"]).weekday() for s in option["sessions"])
+    if option.get("day"):
+        return frozenset({DAY_CODES.index(option["day"][:3].lower())})
+    days: set[int] = set()
+    for match in _SUMMARY_DAY.finditer(option.get("summary", "")):
+        first = DAY_CODES.index(match.group(1).lower())
+        last = DAY_CODES.index(match.group(2).lower()) if match.group(2) else first
+        days.update(range(first, last + 1))
+    return frozenset(days)
+
+
+def _days_picked(text: str) -> frozenset[int]:
+    norm = normalise(text)
+    days = {day for day, _ in weekdays_named(norm)} | {DAY_CODES.index(m.group(1)) for m in _SHORT_DAY.finditer(norm)}
+    if re.search(r"\bweekends?\b", norm):
+        days |= {5, 6}
+    return frozenset(days)
 
 
 # --- onboarding -----------------------------------------------------------------------------------
