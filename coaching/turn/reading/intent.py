@@ -120,7 +120,8 @@ def parse_intent(text: str) -> Intent:
 _LETTER = re.compile(r"(?<![\w'’])([a-eA-E])(?![\w'’])")
 # After a capital "A", what shows it is a label and not the article ("A but at 8pm", "A i guess",
 # "A, please" — not "A session on Monday").
-_LABEL_A_AFTER = re.compile(r"^(?:\s*$|\s*[,.!?;:)]|\s+(?:but|and|or|i|it|then|please|pls|for|sounds|works|is|looks)\b)")
+_LABEL_A_AFTER = re.compile(r"^(?:\s*$|\s*[,.!?;:)]|"
+                            r"\s+(?:but|and|or|i|it|then|please|pls|for|sounds|works|is|looks)\b)")
 _MIND_CHANGE = re.compile(r"(?i)\b(?:wait|no|nope|actually|i mean|or rather|scratch that|make (?:it|that))\b")
 
 
