@@ -319,3 +319,40 @@ def test_an_option_not_offered_is_an_answer_that_picks_nothing():
     assert reading.act == "answer" and not reading.has("option") and reading.settled
     weekend = read_by_rules("the friday one pls", at("done", options=options, pending_kind="plan"))
     assert weekend.get("option") == "B"
+
+
+# --- a report the model proposes ------------------------------------------------------------------
+TUESDAY_PAST = SessionRef(ref="3", start=datetime(2030, 1, 8, 7, 0, tzinfo=TZ), minutes=30, status="planned",
+                          past=True)
+MONDAY_PAST = SessionRef(ref="2", start=datetime(2030, 1, 7, 7, 0, tzinfo=TZ), minutes=30, status="planned",
+                         past=True)
+
+
+@pytest.mark.parametrize("text,outcome", [
+    ("yesterday was a no", "skipped"), ("went to the pool yesterday like planned", "completed"),
+])
+def test_a_proposed_outcome_the_words_agree_with_is_written_on_the_session_code_finds(text, outcome):
+    ctx = at("done", plan=(MONDAY_PAST, TUESDAY_PAST))
+    reading = settle(Proposal("report", {"outcome": outcome}), text, ctx)
+    assert reading.act == "report" and reading.get("outcome") == outcome and reading.get("session") == "3"
+
+
+def test_a_proposed_outcome_the_words_deny_or_that_names_no_session_is_not_taken():
+    ctx = at("done", plan=(MONDAY_PAST, TUESDAY_PAST))
+    denied = settle(Proposal("report", {"outcome": "completed"}), "yesterday was a no", ctx)
+    assert not denied.has("outcome") and any("not what the words say" in r for r in denied.rejected)
+    unnamed = settle(Proposal("report", {"outcome": "completed"}), "my cat just walked on my keyboard asdfgh", ctx)
+    assert not unnamed.has("outcome") and not unnamed.has("session")
+
+
+def test_the_session_a_message_acts_on_is_named_in_that_message_not_an_earlier_one():
+    ctx = at("done", plan=(THURSDAY,), earlier=("thursday evenings suit me best",))
+    reading = settle(Proposal("cancel", {"session": "thursday"}), "hm no, go back to how it was before", ctx)
+    assert not reading.has("session")
+
+
+def test_a_one_sentence_question_is_not_made_a_report_by_a_proposal():
+    ctx = at("done", plan=(MONDAY_PAST, TUESDAY_PAST))
+    reading = _combined("did 20 min yesterday instead of 30, does that count?", ctx,
+                        Proposal("report", {"outcome": "completed"}))
+    assert reading.act != "report"

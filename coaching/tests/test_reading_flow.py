@@ -208,3 +208,22 @@ def test_a_day_named_in_a_move_request_is_not_taken_as_a_day_the_learner_is_free
     assert Turn.objects.order_by("-id").first().reading["act"] == "move"
     reply = say("let's plan my week")
     assert "Wednesdays" not in reply and "Option A" in reply, reply
+
+
+def test_a_report_the_model_proposes_is_written_where_the_words_agree_and_name_the_day(api, say_for, fake_model):
+    """The reader's proposal is SCRIPTED (the fake model): the outcome it names is taken only because
+    the words say no and name the day; code finds the session."""
+    from coaching.models import CheckIn
+    from coaching.tests.test_gate_and_intent_flow import _past_session
+
+    client, _ = api
+    learner = onboarded_learner(client)
+    yesterday = _past_session(learner, hours_ago=24)
+    say = say_for(learner.research_id)
+    fake_model.push_to("reader", json.dumps({"act": "report", "outcome": "completed"}))
+    say("yesterday was a no")
+    assert not CheckIn.objects.exists()  # the words say no: a "completed" is not taken
+    fake_model.push_to("reader", json.dumps({"act": "report", "outcome": "skipped"}))
+    say("yesterday was a no")
+    checkin = CheckIn.objects.get()
+    assert (checkin.session_id, checkin.outcome) == (yesterday.pk, "skipped")

@@ -58,7 +58,7 @@ _SKIPPED = re.compile(
     r"\b(?:i )?(?:skipped|missed)\b|\bdidn'?t (?:do|make|manage|get to|go|practi[cs]e|study|train)\b"
     r"|\bcouldn'?t (?:do|make|go)\b|\bno time (?:today|yesterday)\b|\bdid not (?:do|make|go)\b")
 
-def _reference(norm: str) -> tuple[str, int | None, int | None]:
+def reference_in(norm: str) -> tuple[str, int | None, int | None]:
     count = None
     match = re.search(r"\b(one|two|three|four|\d)\s+(?:\w+\s+)?(?:sessions|practices|lessons|workouts)\b", norm)
     if match:
@@ -97,7 +97,7 @@ def parse_intent(text: str) -> Intent:
     is_question = norm.endswith("?") or bool(QUESTION_START.match(norm))
     reschedule = _RESCHEDULE.search(norm)
     if reschedule and _SESSION_WORDS.search(norm):
-        reference, weekday, count = _reference(norm)
+        reference, weekday, count = reference_in(norm)
         return Intent(RESCHEDULE, reference=reference, weekday=weekday, count=count, cue=reschedule.group(0))
     if match := _PLAN.search(norm):
         return Intent(PLAN, cue=match.group(0))
@@ -105,7 +105,7 @@ def parse_intent(text: str) -> Intent:
     # A report states what happened. A question ("should I skip today?", "did you log it?") or a
     # future/hypothetical ("I might skip tomorrow") is not one, whatever words it contains.
     if (skipped or done) and not is_question and not _FUTURE.search(norm):
-        reference, weekday, count = _reference(norm)
+        reference, weekday, count = reference_in(norm)
         outcome = "skipped" if skipped else "completed"
         return Intent(REPORT, outcome=outcome, reference=reference, weekday=weekday, count=count,
                       cue=(skipped or done).group(0).strip())

@@ -11,9 +11,9 @@ import time
 from dataclasses import replace
 
 from coaching.turn.reading.proposer import propose
-from coaching.turn.reading.rules import asks, read_by_rules
+from coaching.turn.reading.rules import asks, read_by_rules, sentences
 from coaching.turn.reading.settle import settle
-from coaching.turn.reading.types import ANSWER, OTHER, PLAN, QUESTION, SMALL_TALK, ReadContext, Reading
+from coaching.turn.reading.types import ANSWER, OTHER, PLAN, QUESTION, REPORT, SMALL_TALK, ReadContext, Reading
 
 COMBINED, RULES, MODEL = "combined", "rules", "model"
 # Acts a proposal may settle without a value; any other act must point at the learner's words
@@ -41,10 +41,11 @@ def _combine(rules: Reading, proposed: Reading, text: str, *, elapsed_ms: float)
     """The settled proposal where it carries what the act needs; else the rules' reading, unsettled
     (the specialist then asks instead of writing). The proposal does not overrule what code knows
     of the act: an answer the onboarding gate took stays an answer (only its values were in doubt),
-    and a message that asks is not made a request for new sessions."""
+    and a message that asks is not made a request for new sessions, nor (in one sentence) a report."""
     usable = {k: v for k, v in proposed.values.items() if k not in ("lang", "concern", "about", "gloss")}
     overrules = ((rules.act == ANSWER and rules.gate is not None and rules.gate.accepted and proposed.act != ANSWER)
-                 or (proposed.act == PLAN and asks(text)))
+                 or (proposed.act == PLAN and asks(text))
+                 or (proposed.act == REPORT and asks(text) and len(sentences(text)) == 1))
     if not overrules and (proposed.act in _WITHOUT_VALUES or usable):
         values = {**{k: v for k, v in rules.values.items() if k in ("concern", "about")}, **proposed.values}
         # The rules' values of the same act are kept where the model quoted nothing for them; not

@@ -95,10 +95,10 @@ def asks(text: str) -> bool:
     ("whats the difference between a plan and a session": a request opening "can you …" is no
     question), or its last clause opens as a question ("…, maybe I should lower it, what do you think")."""
     stripped = text.strip()
-    sentences = _sentences(stripped)
-    if any(s.rstrip().endswith("?") and not is_tentative(s) for s in sentences):
+    said = sentences(stripped)
+    if any(s.rstrip().endswith("?") and not is_tentative(s) for s in said):
         return True
-    if sentences and _WH_START.match(sentences[-1]) and len(sentences[-1].split()) >= 3:
+    if said and _WH_START.match(said[-1]) and len(said[-1].split()) >= 3:
         return True
     last = _last_clause(stripped)
     return is_bare_question(last) and not is_tentative(last) and len(last.split()) >= 2
@@ -346,9 +346,9 @@ def _coaching(text: str, ctx: ReadContext, intent) -> Reading:
         return Reading(CANCEL, {"session": session} if session else {}, cue="asks to cancel a session")
     if intent.kind == intents.PLAN or (not asks(text) and _PLAN_VERB.search(norm) and intent.kind != intents.REPORT):
         return Reading(PLAN, {**plan_values(text, ctx), **concern}, cue=intent.cue or "asks to schedule")
-    if intent.kind == intents.REPORT and not (asks(text) and len(_sentences(text)) == 1):
+    if intent.kind == intents.REPORT and not (asks(text) and len(sentences(text)) == 1):
         # "did it! what next?" reports; "i did sketch for 30 min, does that count" asks.
-        return _report(text, ctx, intent)
+        return report_reading(text, ctx, intent)
     if asks(text):
         # What the question is about is read in the question itself, not in the story before it
         # ("ugh this week was a mess … what do you think?" asks no question about the plan).
@@ -379,7 +379,7 @@ def _names_schedule(norm: str) -> bool:
 
 def _question_part(text: str) -> str:
     """The sentence that asks (the last one ending with "?"), else the last clause."""
-    asking = [s for s in _sentences(text) if s.rstrip().endswith("?")]
+    asking = [s for s in sentences(text) if s.rstrip().endswith("?")]
     return asking[-1] if asking else _last_clause(text)
 
 
@@ -388,7 +388,7 @@ def _last_clause(text: str) -> str:
     return re.split(r"[,.;!…]\s*|\s+(?:but|so|and)\s+", text.strip().rstrip(" .!"))[-1]
 
 
-def _sentences(text: str) -> list[str]:
+def sentences(text: str) -> list[str]:
     return [p for p in re.split(r"(?<=[.!?])\s+|\n+", text.strip()) if p.strip()]
 
 
@@ -497,7 +497,7 @@ def session_named(text: str, ctx: ReadContext) -> Value | None:
     return _v(fits[0].ref, text) if len(fits) == 1 else None
 
 
-def _report(text: str, ctx: ReadContext, intent) -> Reading:
+def report_reading(text: str, ctx: ReadContext, intent) -> Reading:
     norm = re.sub(r"\s+", " ", text.strip().lower().replace("’", "'"))
     if intents.said_done(norm) and intents.said_skipped(norm):
         # "I did the monday one but skipped wednesday": two outcomes; the coach asks, one at a time.

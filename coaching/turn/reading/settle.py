@@ -18,6 +18,7 @@ from coaching.turn.reading.rules import (
     days_in,
     goal_stands,
     looks_foreign,
+    report_reading,
     requests_plan,
     session_named,
     sitting_minutes,
@@ -28,6 +29,7 @@ from coaching.turn.reading.types import (
     MOVE,
     OTHER,
     PLAN,
+    REPORT,
     UNDO,
     Proposal,
     ReadContext,
@@ -35,7 +37,7 @@ from coaching.turn.reading.types import (
     SessionRef,
     Value,
 )
-from coaching.turn.reading.vocabulary import misspelt, normalise
+from coaching.turn.reading.vocabulary import misspelt, negated, normalise
 
 _CLOCK = re.compile(r"\b(\d{1,2})(?:[:h.](\d{2}))?\s*(am|pm|h\b)?")
 
@@ -135,7 +137,8 @@ def settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
             continue
         if slot in ("option", "outcome", "category"):
             continue  # enums: settled below against the context
-        found = locate(quote, text, ctx.earlier)
+        # Which session a message acts on, and where to, is named in the message itself.
+        found = locate(quote, text, () if slot in ("session", "target") else ctx.earlier)
         if found is None:
             why.append(f"{slot}: not the learner's words ({quote[:40]!r})")
             if slot == "goal" and act == ANSWER and ctx.step == OnboardingStep.GOAL and looks_foreign(text) and (
@@ -200,10 +203,25 @@ def settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
     labels = [o["label"] for o in ctx.options]
     if (option := proposal.quotes.get("option")) and (option in labels or option == "none") and act == ANSWER:
         put("option", option, text, 0)
-    if proposal.quotes.get("outcome"):
-        # Whether a session was done or skipped is written as a check-in: the rules must read it
-        # (or the coach asks); a proposal's outcome points at nothing in the words.
-        why.append("outcome: read by the rules only")
+    if (outcome := proposal.quotes.get("outcome")) and act == REPORT:
+        # Whether a session was done or skipped is written as a check-in: the proposed outcome is
+        # taken only where the words agree (a "skipped" says no or not, a "completed" does not),
+        # and the session it was is found by code, as for the rules' reports.
+        reference, weekday, count = intents.reference_in(normalise(text))
+        if not reference:
+            # "my cat walked on my keyboard", proposed as a report: no session named, nothing written
+            # (the check-in asks how the session went).
+            why.append("outcome: the words name no session or day")
+        elif outcome in ("completed", "skipped") and (outcome == "skipped") == negated(text):
+            said = intents.Intent(REPORT, outcome=outcome, reference=reference, weekday=weekday, count=count,
+                                  cue=text)
+            reported = report_reading(text, ctx, said)
+            values.update({k: Value(value=v.value, span=v.span, source="model", earlier=0)
+                           for k, v in reported.values.items() if k in ("outcome", "session", "sessions")})
+        else:
+            why.append(f"outcome: {outcome!r} is not what the words say")
+    elif proposal.quotes.get("outcome"):
+        why.append(f"outcome: a {act} reports nothing")
     if (category := proposal.quotes.get("category")) and ctx.step == OnboardingStep.CATEGORY and act == ANSWER:
         put("category", category, text, 0)
     if act == ANSWER and asks(text) and not values:

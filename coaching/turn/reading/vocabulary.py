@@ -76,6 +76,19 @@ def says_no(text: str) -> bool:
     return bool(_NO_START.search(normalise(text)))
 
 
+# --- saying that something did not happen ------------------------------------------------------
+# Negation and its commonest forms in the languages learners have written to the coach: a closed
+# class, used to check a proposed report's outcome against the words (code settles, not the model).
+_NEGATION = re.compile(r"(?i)(?:\b(?:not|no|nope|nah|never|missed|skipped|didn'?t|couldn'?t|wasn'?t|won'?t|"
+                       r"can'?t|não|nao|nunca|pas|raté|nicht|kein\w*|nein|non|niet|geen|inte|nie)\b|n't\b|"
+                       r"(?<!\w)не(?!\w))")
+
+
+def negated(text: str) -> bool:
+    """The words say no or not ("didn't happen", "yesterday was a no", "no pude", "niet gelukt")."""
+    return bool(_NEGATION.search(text.replace("’", "'")))
+
+
 # --- days -------------------------------------------------------------------------------------
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 DAY_CODES = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
