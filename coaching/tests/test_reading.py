@@ -356,3 +356,13 @@ def test_a_one_sentence_question_is_not_made_a_report_by_a_proposal():
     reading = _combined("did 20 min yesterday instead of 30, does that count?", ctx,
                         Proposal("report", {"outcome": "completed"}))
     assert reading.act != "report"
+
+
+@pytest.mark.parametrize("text,value", [
+    ("my confidence is more like a 7 now tbh", 7), ("i'm feeling way more confident, call it a 9", 9),
+    ("honestly I'm about 4/10 confident now", 4), ("I was confident, 8 sessions done", None),
+    ("am I confident enough to do 7 now?", None),
+])
+def test_a_new_confidence_score_after_onboarding_is_a_change(text, value):
+    reading = read_by_rules(text, at("done"))
+    assert reading.get("confidence") == value and (reading.act == "change") == (value is not None)

@@ -1,5 +1,6 @@
 """A learner who has finished onboarding changes their goal ("actually, my goal is to learn the
-piano") or their best time ("actually evenings suit me better now"). Code only: the new value is
+piano"), their best time ("actually evenings suit me better now"), their weekly hours or their
+confidence score ("my confidence is more like a 7 now"). Code only: the new value is
 read by the router (the goal with the same rules as at the goal step, its category mapped by
 rules; the time by `onboarding.time_correction`), the profile is written through the profile
 service, the learner is told exactly what changed, and "undo" puts the old value back (the write
@@ -61,3 +62,18 @@ def hours_change_turn(run) -> str:
     old = f"{profile.weekly_hours.normalize():f}" if profile.weekly_hours is not None else "not set"
     return (f"Updated: {hours.normalize():f} hours a week (it was {old}). Sessions already planned stay as they "
             "are: say “let's plan” for a week that fits, or “undo” to keep the old number.")
+
+
+def confidence_change_turn(run) -> str:
+    """'my confidence is more like a 7 now': the score from 1 to 10, written and stated, undoable."""
+    run.outcome = "templated"
+    profile, toolbox, confidence = run.profile, run.toolbox, int(run.reading.get("confidence"))
+    if profile.confidence == confidence:
+        return f"Noted: {confidence}/10 is already your confidence score."
+    previous = {"confidence": profile.confidence}
+    updated = profile_update(learner=run.learner, confidence=confidence)
+    toolbox.calls.append({"name": "profile_update", "arguments": {"confidence": confidence},
+                          "result": {"onboarding_step": updated.onboarding_step, "previous": previous},
+                          "ok": True, "by": "code"})
+    old = f"{profile.confidence}/10" if profile.confidence is not None else "not set"
+    return f"Updated: your confidence is {confidence}/10 (it was {old}). Say “undo” to keep the old score."

@@ -50,6 +50,9 @@ def route(state: RouteState, reading: Reading) -> RouteDecision:
     if act == CHANGE and reading.has("time_of_day"):
         return RouteDecision(ONBOARDING, "time_change",
                              f"learner changes their best time to {reading.get('time_of_day')} after onboarding")
+    if act == CHANGE and reading.has("confidence"):
+        return RouteDecision(ONBOARDING, "confidence_change",
+                             f"learner changes their confidence to {reading.get('confidence')}")
     if act == CHANGE and reading.has("weekly_hours"):
         return RouteDecision(ONBOARDING, "hours_change",
                              f"learner changes their weekly hours to {reading.get('weekly_hours')}")

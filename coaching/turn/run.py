@@ -18,7 +18,7 @@ from coaching.services import context_for, learner_tz, message_mark_unanswered
 from coaching.turn import prompts
 from coaching.turn.checkin import checkin_turn
 from coaching.turn.dialogue import coach_replies, learner_texts, onboarding_rejections_in_row
-from coaching.turn.goal_change import goal_change_turn, hours_change_turn, time_change_turn
+from coaching.turn.goal_change import confidence_change_turn, goal_change_turn, hours_change_turn, time_change_turn
 from coaching.turn.model import StreamGate, model_text, turn_context
 from coaching.turn.onboarding import onboarding_turn
 from coaching.turn.persistence import persist, record_turn
@@ -124,6 +124,8 @@ def turn_run(*, message: Message, emit: Callable[[str], None] | None = None, mod
             text, suffix = "", time_change_turn(run)
         elif decision.rule == "hours_change":
             text, suffix = "", hours_change_turn(run)
+        elif decision.rule == "confidence_change":
+            text, suffix = "", confidence_change_turn(run)
         elif run.specialist == ONBOARDING:
             text, suffix = onboarding_turn(run)
         elif run.specialist == PLANNER:

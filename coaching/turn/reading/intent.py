@@ -165,7 +165,9 @@ def pick_choice(text: str, labels: list[str], option_days: list[frozenset[int]] 
             return index if index >= 0 else len(labels) - 1
     if option_days and said_days:
         shared = frozenset.intersection(*option_days)
-        hits = [i for i, days in enumerate(option_days) if (days - shared) & said_days]
+        # Every day said is one of the option's ("the saturday one"); "only Tuesdays and Saturdays"
+        # where no option has both asks for other days, it picks none.
+        hits = [i for i, days in enumerate(option_days) if (days - shared) & said_days and said_days <= days]
         if len(hits) == 1:
             return hits[0]
     if says_yes(norm) and labels:

@@ -14,7 +14,15 @@ from coaching import onboarding
 from coaching.models import OnboardingStep
 from coaching.onboarding.answers import CORRECTION, goal_correction, is_bare_question, is_tentative, time_correction
 from coaching.onboarding.small_talk import is_small_talk
-from coaching.onboarding.values import HOURS_WITH_UNIT, map_category, parse_best_time, parse_hours, session_minutes
+from coaching.onboarding.values import (
+    CONFIDENCE_WITH_SCALE,
+    HOURS_WITH_UNIT,
+    map_category,
+    parse_best_time,
+    parse_confidence,
+    parse_hours,
+    session_minutes,
+)
 from coaching.turn.reading import intent as intents
 from coaching.turn.reading.plan_request import PlanRequest, read_plan_request, with_earlier
 from coaching.turn.reading.types import (
@@ -338,6 +346,8 @@ def _coaching(text: str, ctx: ReadContext, intent) -> Reading:
         return Reading(CHANGE, {"time_of_day": _v(when, text)}, cue=f"changes the best time to {when}")
     if (hours := _hours_change(text, intent)) is not None:
         return Reading(CHANGE, {"weekly_hours": _v(hours, text)}, cue="changes the weekly hours")
+    if (confidence := _confidence_change(text, intent)) is not None:
+        return Reading(CHANGE, {"confidence": _v(confidence, text)}, cue="changes the confidence score")
     if intent.kind == intents.RESCHEDULE:
         return _move(text, ctx, intent)
     # What is cancelled is a session, named as one or by its day ("drop monday's", "cancel thursday").
@@ -392,16 +402,36 @@ def sentences(text: str) -> list[str]:
     return [p for p in re.split(r"(?<=[.!?])\s+|\n+", text.strip()) if p.strip()]
 
 
+# What says a value is new, not told again: "now", "from now on", "instead", "more like", "call it".
+_NEW_VALUE = re.compile(r"\b(?:now|anymore|any more|from now on|instead|only|change|lower|reduce|increase|bump|"
+                        r"up to|down to|more like|call it|make it)\b")
+
+
 def _hours_change(text: str, intent) -> float | None:
     """'I can only do 2 hours a week now', 'actually make it 4 hours a week': a new weekly total
     stated with its unit, not a report of time spent."""
     if intent.kind in (intents.REPORT, intents.QUESTION) or not HOURS_WITH_UNIT.search(text):
         return None
-    if not (CORRECTION.match(text) or re.search(r"\b(?:now|anymore|any more|from now on|instead|only|change|lower|"
-                                                r"reduce|increase|bump|up to|down to)\b", normalise(text))):
+    if not (CORRECTION.match(text) or _NEW_VALUE.search(normalise(text))):
         return None
     hours = parse_hours(text)
     return float(hours) if hours is not None else None
+
+
+_CONFIDENCE_WORD = re.compile(r"\bconfiden|\bsure i can\b")
+
+
+def _confidence_change(text: str, intent) -> int | None:
+    """'my confidence is more like a 7 now', 'feeling way more confident, call it a 9': a new score
+    from 1 to 10, said with the confidence it scores (or on a scale of ten) and as new."""
+    norm = normalise(text)
+    if intent.kind in (intents.REPORT, intents.QUESTION) or asks(text):
+        return None
+    if not (CONFIDENCE_WITH_SCALE.search(text) or _CONFIDENCE_WORD.search(norm)):
+        return None
+    if not (CORRECTION.match(text) or _NEW_VALUE.search(norm)):
+        return None
+    return parse_confidence(text)
 
 
 def plan_values(text: str, ctx: ReadContext) -> dict[str, Value]:
