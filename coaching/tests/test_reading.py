@@ -134,9 +134,13 @@ def test_a_proposed_goal_the_rules_cannot_stand_behind_is_said_back_not_stored(q
     assert not reading.has("goal") and reading.get("gloss") == quote
 
 
-def test_a_proposed_goal_that_stands_is_taken():
-    reading = settle(Proposal("answer", {"goal": "learn the violin"}), "i'd love to learn the violin", at("goal"))
-    assert reading.get("goal") == "learn the violin"
+@pytest.mark.parametrize("quote,text", [
+    ("learn the violin", "i'd love to learn the violin"),
+    ("touch typing", "touch typing"),  # a few words no rule knows, quoted by the model too
+])
+def test_a_proposed_goal_that_stands_is_taken(quote, text):
+    reading = settle(Proposal("answer", {"goal": quote}), text, at("goal"))
+    assert reading.get("goal") == quote and not reading.has("gloss")
 
 
 def test_code_refuses_what_does_not_point_at_the_learners_words():

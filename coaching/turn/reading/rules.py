@@ -316,8 +316,12 @@ def goal_stands(goal: str, text: str) -> bool:
     an area's keywords know, with no piece of another clause in it and no change of mind after it.
     Anything else ("let me think", "get better at chess, im stuck at 1200 elo") is checked with the
     model before it is stored."""
-    return (len(goal.split()) <= 10 and _named_goal(goal) and not _LEFTOVER.search(goal)
-            and not _CHANGED_MIND.search(text))
+    return len(goal.split()) <= 10 and _named_goal(goal) and whole_goal(goal, text)
+
+
+def whole_goal(goal: str, text: str) -> bool:
+    """No piece of another clause in the goal and no change of mind after it."""
+    return not _LEFTOVER.search(goal) and not _CHANGED_MIND.search(text)
 
 
 def _concern(text: str) -> dict[str, Value]:

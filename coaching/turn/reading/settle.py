@@ -22,6 +22,7 @@ from coaching.turn.reading.rules import (
     requests_plan,
     session_named,
     sitting_minutes,
+    whole_goal,
 )
 from coaching.turn.reading.types import (
     ACTS,
@@ -152,10 +153,12 @@ def settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
             # A goal is taken from a proposal only as the answer to the goal question; a change of
             # goal later is a write the rules must read ("actually, my goal is …").
             if act == ANSWER and ctx.step == OnboardingStep.GOAL and (goal := _goal(span, why)):
-                if looks_foreign(text) or not goal_stands(goal, text):
-                    # A goal in another language, or one the rules could not stand behind either
-                    # (a clause more, a word the area keywords do not know): said back and stored
-                    # only once the learner says it is right.
+                # A few words the rules know no verb or area for ("touch typing") are stored once
+                # the model quotes them too; a longer goal the rules could not stand behind (a
+                # clause more), or a goal in another language, is said back and stored only once the
+                # learner says it is right.
+                agreed_short = len(goal.split()) <= 4 and whole_goal(goal, text)
+                if looks_foreign(text) or not (goal_stands(goal, text) or agreed_short):
                     why.append(f"goal: {goal[:40]!r} is said back and asked about before it is stored")
                     put("gloss", goal, span, where)
                 else:
