@@ -175,7 +175,10 @@ def parse_category_answer(text: str) -> str | None:
     norm = normalise(text)
     if norm in CATEGORY_NAMES:
         return CATEGORY_NAMES[norm]
-    for word in re.findall(r"[a-z/]+", norm):
+    # "other" names the area, not in "every other day" or "the other one".
+    words = re.sub(r"\b(?:every|each|the|any|some|an)\s+other\b|\bother\s+(?:than|days?|weeks?|times?|ones?)\b",
+                   " ", norm)
+    for word in re.findall(r"[a-z/]+", words):
         if word in CATEGORY_NAMES and word not in ("work", "study"):
             return CATEGORY_NAMES[word]
     mapped = map_category(norm)

@@ -259,6 +259,7 @@ def test_hours_and_confidence_given_early_are_taken_but_not_a_time_of_day():
     ("it's a hobby", "other"), ("just for fun", "other"), ("for work", "career"), ("it's for uni", "academic"),
     ("music I guess", "music"), ("sport/fitness", "sport"), ("mostly about staying fit", "sport"),
     ("something creative", "art"), ("none of those", "other"), ("school", "academic"), ("other", "other"),
+    ("every other day for half an hour", None), ("the other one", None), ("other, it's for my garden", "other"),
 ])
 def test_category_from_everyday_words(text, expected):
     assert parse_category_answer(text) == expected
