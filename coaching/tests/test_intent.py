@@ -48,7 +48,7 @@ def test_report_reference(text, outcome, reference, weekday, count):
 @pytest.mark.parametrize("text,expected", [
     ("yes", 0), ("sure", 0), ("sounds good", 0), ("option B", 1), ("b", 1), ("the second one", 1),
     ("the second one sounds less scary", 1), ("first", 0), ("the last one", 1), ("hmm, not sure", None),
-    ("what?", None),
+    ("what?", None), ("sí", 0), ("ja, passt", 0), ("👍", 0), ("oui", 0),
 ])
 def test_pick_choice(text, expected):
     assert pick_choice(text, ["A", "B"]) == expected

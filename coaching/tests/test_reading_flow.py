@@ -125,7 +125,8 @@ def test_a_greeting_a_request_or_a_question_is_never_stored_as_the_goal(api, say
         "one skill" in reply, reply
 
 
-def test_a_goal_in_another_language_is_the_learners_words_said_back_and_stored_on_yes(api, say_for, fake_model):
+@pytest.mark.parametrize("yes", ["yes", "sim", "👍"])
+def test_a_goal_in_another_language_is_the_learners_words_said_back_and_stored_on_yes(api, say_for, fake_model, yes):
     _, http = api
     rid = http.post("/api/v1/learners", {}, format="json").json()["id"]
     say = say_for(rid)
@@ -137,7 +138,7 @@ def test_a_goal_in_another_language_is_the_learners_words_said_back_and_stored_o
     assert "answer in English" in reply
     turn = Turn.objects.order_by("-id").first()
     assert turn.reading["values"]["gloss"]["source"] == "model" and "goal" not in turn.reading["values"]
-    reply = say("yes")
+    reply = say(yes)
     assert LearnerProfile.objects.get(learner__research_id=rid).primary_goal == "aprender inglês para o trabalho"
 
 

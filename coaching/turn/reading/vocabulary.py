@@ -59,11 +59,15 @@ COUNT_WORDS: dict[str, int] = {"once": 1, "twice": 2, "thrice": 3, "both": 2,
 ORDINALS: dict[str, int] = {"first": 0, "1st": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2, "last": -1}
 
 # --- yes and no -------------------------------------------------------------------------------
+# With yes and no in the other languages learners write in (the coach says back what it understood
+# and asks; "sí" is their yes), and the thumbs-up.
 YES_WORDS = ("yes", "yeah", "yep", "yup", "sure", "ok", "okay", "sounds good", "let's do it", "lets do it",
-             "let's do that", "go for it", "perfect", "great", "please", "do it", "fine", "deal", "works for me")
-NO_WORDS = ("no", "nope", "nah", "neither", "no thanks", "not really", "none", "none of them", "don't", "dont")
-_YES_START = re.compile(r"^\s*(?:" + "|".join(re.escape(w) for w in YES_WORDS) + r")\b")
-_NO_START = re.compile(r"^\s*(?:" + "|".join(re.escape(w) for w in NO_WORDS) + r")\b")
+             "let's do that", "go for it", "perfect", "great", "please", "do it", "fine", "deal", "works for me",
+             "sí", "si", "sì", "sim", "oui", "ja", "tak", "да", "はい", "evet", "👍", "👌")
+NO_WORDS = ("no", "nope", "nah", "neither", "no thanks", "not really", "none", "none of them", "don't", "dont",
+            "não", "nao", "non", "nein", "nee", "nej", "nie", "нет", "いいえ", "hayır", "👎")
+_YES_START = re.compile(r"^\s*(?:" + "|".join(re.escape(w) for w in YES_WORDS) + r")(?!\w)")
+_NO_START = re.compile(r"^\s*(?:" + "|".join(re.escape(w) for w in NO_WORDS) + r")(?!\w)")
 
 
 def says_yes(text: str) -> bool:
