@@ -111,6 +111,7 @@ def test_an_option_picked_with_another_hour_is_scheduled_at_that_hour(api, say_f
     reply = say("A but at 8pm instead")
     session = PlannedSession.objects.get()
     assert session.planned_start.astimezone(services.learner_tz(learner)).hour == 20, reply
+    assert "(Thu at 20:00)" in reply and "19:00" not in reply, reply  # said as it was scheduled
 
 
 @pytest.mark.parametrize("text", ["hii", "skip the questions, just give me a study plan right now",

@@ -82,7 +82,8 @@ def _option_answer(run: Run, options: list[dict]) -> tuple[str, str]:
     if run.reading.has("time") and chosen.get("sessions"):
         # "A but at 8pm instead": the option's sessions at the hour the learner named.
         hour, minute = (int(part) for part in run.reading.get("time").split(":"))
-        chosen = {**chosen, "sessions": [
+        at = f"at {hour:02d}:{minute:02d}"
+        chosen = {**chosen, "summary": re.sub(r"\bat \d{2}:\d{2}(?=\)$)", at, chosen["summary"]), "sessions": [
             {**s, "start": datetime.fromisoformat(s["start"]).replace(hour=hour, minute=minute).isoformat()}
             for s in chosen["sessions"]]}
     confirmation, scheduled = _schedule_chosen(run, run.toolbox, chosen)
