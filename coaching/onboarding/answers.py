@@ -23,7 +23,7 @@ from coaching.onboarding.values import (
     says_time_amount,
     swap_name,
 )
-from coaching.turn.reading.vocabulary import QUESTION_START, QUESTION_WORD
+from coaching.turn.reading.vocabulary import CHANGE_OF_MIND_WORDS, QUESTION_START, QUESTION_WORD
 
 
 def is_vague(text: str) -> bool:
@@ -117,14 +117,12 @@ _TRAIL_FILLER = re.compile(r"(?i)(?:[\s,]+(?:maybe|perhaps|probably|i guess|i th
 _HEDGED = re.compile(r"(?i)\b(?:dunno|idk|not (?:really |quite |totally )?sure|no idea|maybe|perhaps|probably|"
                      r"i guess|i suppose|something (?:with|in|around|about|like|to do with)|kind of|kinda|sort of|"
                      r"or something|whatever)\b")
-# Words that take back what was just said, wherever they stand.
-_CHANGE_OF_MIND = r"actually|wait|correction|scratch that|on second thought"
 # A message that opens by changing an earlier answer ("actually, …", "sorry, …", "no — …").
-CORRECTION = re.compile(rf"(?i)^\s*(?:(?:{_CHANGE_OF_MIND}|sorry|oops|no|nope|hmm|let me change|change of plan)"
+CORRECTION = re.compile(rf"(?i)^\s*(?:(?:{CHANGE_OF_MIND_WORDS}|sorry|oops|no|nope|hmm|let me change|change of plan)"
                         r"\b[\s,:!.-]*)+")
 # A change of mind inside one answer: "maybe 4 hours? actually no, make it 3" means 3 h, not the
 # first number. The words after the last marker are the answer.
-_MIND_CHANGE = re.compile(rf"(?i)\b(?:{_CHANGE_OF_MIND}|i mean|or rather|rather|make (?:it|that))\b")
+_MIND_CHANGE = re.compile(rf"(?i)\b(?:{CHANGE_OF_MIND_WORDS}|rather|make (?:it|that))\b")
 
 
 def after_change_of_mind(text: str) -> str | None:

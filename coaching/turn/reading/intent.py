@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from datetime import date, tzinfo
 
-from coaching.turn.reading.vocabulary import COUNT_WORDS, ORDINALS, QUESTION_START, WEEKDAYS, says_yes
+from coaching.turn.reading.vocabulary import CHANGE_OF_MIND, COUNT_WORDS, ORDINALS, QUESTION_START, WEEKDAYS, says_yes
 
 REPORT, QUESTION, PLAN, RESCHEDULE, UNDO, OTHER = "report", "question", "plan_request", "reschedule", "undo", "other"
 
@@ -122,7 +122,6 @@ _LETTER = re.compile(r"(?<![\w'’])([a-eA-E])(?![\w'’])")
 # "A, please" — not "A session on Monday").
 _LABEL_A_AFTER = re.compile(r"^(?:\s*$|\s*[,.!?;:)]|"
                             r"\s+(?:but|and|or|i|it|then|please|pls|for|sounds|works|is|looks)\b)")
-_MIND_CHANGE = re.compile(r"(?i)\b(?:wait|no|nope|actually|i mean|or rather|scratch that|make (?:it|that))\b")
 
 
 def _letters_named(text: str, upper: list[str]) -> list[tuple[int, int]]:
@@ -159,7 +158,8 @@ def pick_choice(text: str, labels: list[str], option_days: list[frozenset[int]] 
         if len({index for _, index in letters}) == 1:
             return letters[0][1]
         first, last = letters[0][0], letters[-1][0]
-        return letters[-1][1] if _MIND_CHANGE.search(text[first:last]) else None
+        between = text[first:last]
+        return letters[-1][1] if CHANGE_OF_MIND.search(between) or re.search(r"(?i)\bno(?:pe)?\b", between) else None
     for word, index in ORDINALS.items():
         if re.search(rf"\b(?:the )?{word}(?: one| option| session)?\b", norm) and labels:
             return index if index >= 0 else len(labels) - 1

@@ -41,7 +41,15 @@ from coaching.turn.reading.types import (
     SessionRef,
     Value,
 )
-from coaching.turn.reading.vocabulary import DAY_CODES, WH_START, normalise, says_no, says_yes, weekdays_named
+from coaching.turn.reading.vocabulary import (
+    CHANGE_OF_MIND,
+    DAY_CODES,
+    WH_START,
+    normalise,
+    says_no,
+    says_yes,
+    weekdays_named,
+)
 
 _GATE_FIELDS = {"primary_goal": "goal", "goal_category": "category", "weekly_hours": "weekly_hours",
                 "best_time": "time_of_day", "confidence": "confidence"}
@@ -162,8 +170,6 @@ def _option_pick(text: str, ctx: ReadContext) -> Reading | None:
 
 # Days in an option's summary as code writes it ("Tue, Thu, Sat at 19:00", "Mon-Fri at 12:30").
 _SUMMARY_DAY = re.compile(r"\b(Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*(?:'s)?(?:\s*[-–]\s*(Mon|Tue|Wed|Thu|Fri|Sat|Sun)\b)?")
-# In a pick among options, a short day ("the sat one") is a day.
-_SHORT_DAY = re.compile(r"\b(mon|tue|wed|thu|fri|sat|sun)(?:s|'s)?\b")
 
 
 def _option_days(option: dict) -> frozenset[int]:
@@ -182,7 +188,7 @@ def _option_days(option: dict) -> frozenset[int]:
 
 def _days_picked(text: str) -> frozenset[int]:
     norm = normalise(text)
-    days = {day for day, _ in weekdays_named(norm)} | {DAY_CODES.index(m.group(1)) for m in _SHORT_DAY.finditer(norm)}
+    days = {day for day, _ in weekdays_named(norm, short_words=True)}
     if re.search(r"\bweekends?\b", norm):
         days |= {5, 6}
     return frozenset(days)
@@ -308,7 +314,6 @@ def _named_goal(goal: str) -> bool:
 # "… - i failed it once already", "I've been meaning to …", a change of mind after it.
 _LEFTOVER = re.compile(r"(?i)[,;:–—-]\s*(?:i|i'?m|im|i've|my|it|it's|we|but|so|and|weekends?|weekdays?|mornings?|"
                        r"evenings?|nights?)\b|^\s*(?:i|i'?m|im|i'?ve|ive|it|this|that)\b|[.!?]\s+\w")
-_CHANGED_MIND = re.compile(r"(?i)\b(?:wait|actually|no+ wait|scratch that|or rather|on second thought)\b")
 
 
 def goal_stands(goal: str, text: str) -> bool:
@@ -321,7 +326,7 @@ def goal_stands(goal: str, text: str) -> bool:
 
 def whole_goal(goal: str, text: str) -> bool:
     """No piece of another clause in the goal and no change of mind after it."""
-    return not _LEFTOVER.search(goal) and not _CHANGED_MIND.search(text)
+    return not _LEFTOVER.search(goal) and not CHANGE_OF_MIND.search(text)
 
 
 def _concern(text: str) -> dict[str, Value]:

@@ -80,6 +80,12 @@ def says_no(text: str) -> bool:
     return bool(_NO_START.search(normalise(text)))
 
 
+# --- changing one's mind -----------------------------------------------------------------------
+# "B. wait, A", "learn Spanish — actually, Italian": what follows replaces what came before.
+CHANGE_OF_MIND_WORDS = r"actually|wait|no+ wait|correction|scratch that|on second thought|i mean|or rather"
+CHANGE_OF_MIND = re.compile(rf"(?i)\b(?:{CHANGE_OF_MIND_WORDS})\b")
+
+
 # --- saying that something did not happen ------------------------------------------------------
 # Negation and its commonest forms in the languages learners have written to the coach: a closed
 # class, used to check a proposed report's outcome against the words (code settles, not the model).
@@ -105,15 +111,17 @@ _WEEKDAY = re.compile(r"\b(mon|tue|tues|wed|wednes|thu|thur|thurs|fri|sat|satur|
 _WORD = re.compile(r"[a-z]+(?='s\b|s\b)|[a-z]+")
 
 
-def weekdays_named(text: str) -> list[tuple[int, re.Match[str]]]:
+def weekdays_named(text: str, *, short_words: bool = False) -> list[tuple[int, re.Match[str]]]:
     """Each weekday the text names, in order, with its match. A short form counts only when it
-    is not an English word on its own ("sat", "wed", "sun" need "day" or a dot after them). A full
-    name typed with one slip ("thrusday", "wendsday") counts as the one day it is closest to."""
+    is not an English word on its own ("sat", "wed", "sun" need "day" or a dot after them), unless
+    `short_words` (a pick among options: "the sat one"). A full name typed with one slip
+    ("thrusday", "wendsday") counts as the one day it is closest to."""
     lower = text.lower()
     found = []
     for match in _WEEKDAY.finditer(lower):
         short = match.group(1)
-        if match.group(2) is None and short in ("sat", "wed", "sun") and text[match.end():match.end() + 1] != ".":
+        if (match.group(2) is None and short in ("sat", "wed", "sun") and not short_words
+                and text[match.end():match.end() + 1] != "."):
             continue
         found.append((DAY_CODES.index(short[:3]), match))
     taken = [m.span() for _, m in found]
