@@ -13,6 +13,10 @@ GREETINGS = frozenset({
     "good morning", "good afternoon", "good evening", "hi there", "hello there",
     "hey there", "hey hey", "what's up", "whats up", "wassup", "how are you", "how r u", "how are you doing",
     "how's it going", "hows it going", "nice to meet you", "hi bloom", "hello bloom", "hey bloom",
+    # and in the other languages learners write in
+    "olá", "ola", "oi", "bom dia", "boa tarde", "boa noite", "buenas", "buenos días", "buenos dias",
+    "buenas tardes", "buenas noches", "salut", "bonsoir", "ciao", "buongiorno", "buonasera", "guten morgen",
+    "guten tag", "moin", "hoi", "goedemorgen", "hej", "cześć", "привет", "здравствуйте", "こんにちは", "merhaba",
 })
 FILLER = frozenset({
     "", "idk", "i dont know", "i don't know", "dunno", "not sure", "no idea", "skip", "pass", "next",
@@ -23,6 +27,11 @@ FILLER = frozenset({
     "right", "alright", "oh", "ah", "uh", "um", "umm", "test", "testing", "hello?", "are you there",
     "things", "lots", "everything", "i guess", "not really", "good thanks", "fine thanks", "i'm good", "im good",
     "i'm fine", "im fine", "ready", "let's go", "lets go", "start", "begin", "help", "what", "why", "huh",
+    "gn", "good night", "thank you so much", "thanks a lot", "much appreciated",
+    # thanks in the other languages learners write in
+    "obrigado", "obrigada", "gracias", "muchas gracias", "merci", "merci beaucoup", "danke", "danke dir",
+    "danke schön", "vielen dank", "grazie", "grazie mille", "dank je", "dankjewel", "bedankt", "tack",
+    "dziękuję", "спасибо", "ありがとう", "teşekkürler",
 })
 
 
@@ -39,12 +48,17 @@ def _greeting_word(token: str) -> bool:
     return token in GREETINGS or _squeeze(token) in _SQUEEZED_GREETINGS
 
 
+_PHRASES = sorted((p for p in GREETINGS | FILLER if " " in p), key=len, reverse=True)
+_PHRASE = re.compile(r"(?<!\w)(?:" + "|".join(re.escape(p) for p in _PHRASES) + r")(?!\w)")
+
+
 def _small_talk_piece(piece: str) -> bool:
     norm = bare_words(piece)
     if norm in GREETINGS or norm in FILLER:
         return True
-    # "hi bloom!", "hello hello", "hey, thanks": a greeting word followed only by filler/greetings.
-    tokens = norm.split()
+    # "hi bloom!", "hello hello", "hey, thanks", "good morning coach": greetings and filler only
+    # (a phrase of several words counts as one).
+    tokens = _PHRASE.sub(" hi ", norm).split()
     return bool(tokens) and all(_greeting_word(t) or t in FILLER or t in {"there", "bloom", "coach", "again"}
                                 for t in tokens)
 

@@ -370,3 +370,15 @@ def test_a_one_sentence_question_is_not_made_a_report_by_a_proposal():
 def test_a_new_confidence_score_after_onboarding_is_a_change(text, value):
     reading = read_by_rules(text, at("done"))
     assert reading.get("confidence") == value and (reading.act == "change") == (value is not None)
+
+
+@pytest.mark.parametrize("text", ["good morning coach ☀️", "obrigada!!", "merci beaucoup", "thank you so much!",
+                                  "hey 🏃‍♀️"])
+def test_greetings_and_thanks_in_any_of_the_learners_languages_are_small_talk(text):
+    assert read_by_rules(text, at("done")).act == "small_talk"
+    assert not read_by_rules(text, at("goal")).has("goal")
+
+
+def test_a_greeting_with_a_goal_after_it_is_not_small_talk():
+    reading = read_by_rules("good morning coach, I want to learn piano", at("goal"))
+    assert reading.act == "answer" and reading.get("goal") == "learn piano"

@@ -19,7 +19,7 @@ def normalise(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
-_EMOJI = re.compile(r"[\U0001F300-\U0001FAFF\u2600-\u27BF]")
+_EMOJI = re.compile(r"[\U0001F300-\U0001FAFF\u2600-\u27BF\uFE0F\u200D]")
 
 
 def bare_words(text: str) -> str:
