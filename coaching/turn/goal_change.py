@@ -15,15 +15,21 @@ from coaching.onboarding.values import map_category
 from coaching.services import profile_update
 
 
+def _write(run, arguments: dict, previous: dict, **fields) -> None:
+    """Write the profile fields through the profile service and record the write as an undoable
+    `profile_update` (undo restores `previous`)."""
+    updated = profile_update(learner=run.learner, **fields)
+    run.toolbox.calls.append({"name": "profile_update", "arguments": arguments,
+                              "result": {"onboarding_step": updated.onboarding_step, "previous": previous},
+                              "ok": True, "by": "code"})
+
+
 def goal_change_turn(run) -> str:
     run.outcome = "templated"
-    profile, toolbox, goal = run.profile, run.toolbox, run.reading.get("goal")
+    profile, goal = run.profile, run.reading.get("goal")
     category = map_category(goal) or GoalCategory.OTHER
     previous = {"primary_goal": profile.primary_goal, "goal_category": profile.goal_category}
-    updated = profile_update(learner=run.learner, primary_goal=goal, goal_category=category)
-    toolbox.calls.append({"name": "profile_update", "arguments": {"primary_goal": goal, "goal_category": category},
-                          "result": {"onboarding_step": updated.onboarding_step, "previous": previous},
-                          "ok": True, "by": "code"})
+    _write(run, {"primary_goal": goal, "goal_category": category}, previous, primary_goal=goal, goal_category=category)
     label = GoalCategory(category).label.lower()
     return (f"Updated: your goal is “{goal}” ({label}; it was “{previous['primary_goal']}”). Your sessions stay "
             "as they are: say “let's plan” for a week built around the new goal, or “undo” to keep the old one.")
@@ -31,16 +37,13 @@ def goal_change_turn(run) -> str:
 
 def time_change_turn(run) -> str:
     run.outcome = "templated"
-    profile, toolbox, best_time = run.profile, run.toolbox, run.reading.get("time_of_day")
+    profile, best_time = run.profile, run.reading.get("time_of_day")
     new = BestTime(best_time).label.lower()
     if profile.best_time == best_time:
         return f"Noted: {new} is already your best time."
     previous = {"best_time": profile.best_time}
     old = BestTime(profile.best_time).label.lower() if profile.best_time else "not set"
-    updated = profile_update(learner=run.learner, best_time=best_time)
-    toolbox.calls.append({"name": "profile_update", "arguments": {"best_time": best_time},
-                          "result": {"onboarding_step": updated.onboarding_step, "previous": previous},
-                          "ok": True, "by": "code"})
+    _write(run, {"best_time": best_time}, previous, best_time=best_time)
     return (f"Updated: your best time is {new} (it was {old}). Sessions already planned stay as they are: say "
             "“let's plan” for a week at the new time, or “undo” to keep the old one.")
 
@@ -48,17 +51,14 @@ def time_change_turn(run) -> str:
 def hours_change_turn(run) -> str:
     """'I can only do 2 hours a week now': the weekly hours, written and stated, undoable."""
     run.outcome = "templated"
-    profile, toolbox = run.profile, run.toolbox
+    profile = run.profile
     hours = Decimal(str(run.reading.get("weekly_hours"))).quantize(Decimal("0.01"))
     if not Decimal("0.5") <= hours <= Decimal("80"):
         return "I can plan with 0.5 to 80 hours a week: how many would you like?"
     if profile.weekly_hours == hours:
         return f"Noted: {hours.normalize():f} hours a week is already your budget."
     previous = {"weekly_hours": str(profile.weekly_hours) if profile.weekly_hours is not None else None}
-    updated = profile_update(learner=run.learner, weekly_hours=hours)
-    toolbox.calls.append({"name": "profile_update", "arguments": {"weekly_hours": str(hours)},
-                          "result": {"onboarding_step": updated.onboarding_step, "previous": previous},
-                          "ok": True, "by": "code"})
+    _write(run, {"weekly_hours": str(hours)}, previous, weekly_hours=hours)
     old = f"{profile.weekly_hours.normalize():f}" if profile.weekly_hours is not None else "not set"
     return (f"Updated: {hours.normalize():f} hours a week (it was {old}). Sessions already planned stay as they "
             "are: say “let's plan” for a week that fits, or “undo” to keep the old number.")
@@ -67,13 +67,10 @@ def hours_change_turn(run) -> str:
 def confidence_change_turn(run) -> str:
     """'my confidence is more like a 7 now': the score from 1 to 10, written and stated, undoable."""
     run.outcome = "templated"
-    profile, toolbox, confidence = run.profile, run.toolbox, int(run.reading.get("confidence"))
+    profile, confidence = run.profile, int(run.reading.get("confidence"))
     if profile.confidence == confidence:
         return f"Noted: {confidence}/10 is already your confidence score."
     previous = {"confidence": profile.confidence}
-    updated = profile_update(learner=run.learner, confidence=confidence)
-    toolbox.calls.append({"name": "profile_update", "arguments": {"confidence": confidence},
-                          "result": {"onboarding_step": updated.onboarding_step, "previous": previous},
-                          "ok": True, "by": "code"})
+    _write(run, {"confidence": confidence}, previous, confidence=confidence)
     old = f"{profile.confidence}/10" if profile.confidence is not None else "not set"
     return f"Updated: your confidence is {confidence}/10 (it was {old}). Say “undo” to keep the old score."
