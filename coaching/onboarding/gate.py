@@ -24,6 +24,7 @@ from coaching.onboarding.small_talk import is_greeting, strip_greeting
 from coaching.onboarding.state import OnboardingAnswers, StepOutcome
 from coaching.onboarding.texts import NOTES, PER_OCCASION
 from coaching.onboarding.values import (
+    CLOCK_LIKE,
     CONFIDENCE_WITH_SCALE,
     HOURS_WITH_UNIT,
     TIME_RULES,
@@ -60,17 +61,12 @@ def _with_unit(pattern, parse):
     return read
 
 
-# "22h", "às 7h": a number with a bare "h" and no period after it is how many languages write a
-# clock time; before the hours question it is not read as hours a week.
-_CLOCK_LIKE = re.compile(r"(?i)\b\d{1,2}\s*h\b(?!\s*(?:a|per|each|every|/)\s*(?:week|day))")
-
-
 def _early_values(text: str, answers: OnboardingAnswers) -> dict:
     """Hours and confidence the learner gave with their unit ("3 hours a week", "7/10") before the
     question came. The time of day is NOT read early: "evenings are chaos" names a time that does
     NOT suit them."""
     out: dict = {}
-    if answers.weekly_hours is None and not _CLOCK_LIKE.search(text) and (
+    if answers.weekly_hours is None and not CLOCK_LIKE.search(text) and (
             hours := _settled(text, _with_unit(HOURS_WITH_UNIT, parse_hours))):
         out["weekly_hours"] = hours
     if answers.confidence is None and (

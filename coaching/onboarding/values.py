@@ -424,9 +424,15 @@ def session_minutes(text: str) -> int | None:
     return minutes if 10 <= minutes <= 180 else None
 
 
+# "22h", "às 7h": a number with a bare "h" and no period after it is how many languages write a
+# clock time; outside the hours question it is no amount of time.
+CLOCK_LIKE = re.compile(r"(?i)\b\d{1,2}\s*h\b(?!\s*\d)(?!\s*(?:a|per|each|every|/)\s*(?:week|day))")
+
+
 def says_time_amount(text: str) -> bool:
-    """The text states an amount of time with its unit ("maybe 2 hours a day", "an hour")."""
-    return any(a.with_unit for a in _amounts(normalise(text)))
+    """The text states an amount of time with its unit ("maybe 2 hours a day", "an hour"), not a
+    clock time written with "h" ("vers 22h")."""
+    return any(a.with_unit for a in _amounts(CLOCK_LIKE.sub(" ", normalise(text))))
 
 
 # A time of day named as a moment, not as a habit: "I did 20 minutes of Duolingo this morning" was

@@ -314,6 +314,9 @@ def test_a_value_code_read_from_the_words_stands_in_any_language(text, step, slo
 def test_a_clock_time_written_with_h_is_no_weekly_hours(text):
     reading = read_by_rules(text, at("best_time", goal="learn piano"))
     assert not reading.has("weekly_hours")
+    # nor when a model quotes it as hours outside the hours question (one shared check)
+    proposed = settle(Proposal("answer", {"hours": "22h"}), text, at("best_time", goal="learn piano"))
+    assert not proposed.has("weekly_hours")
 
 
 def test_an_option_not_offered_is_an_answer_that_picks_nothing():
