@@ -57,13 +57,33 @@ def context_of(item: dict) -> ReadContext:
         plan.append(SessionRef(ref=s["ref"], start=start, minutes=int(s.get("minutes", 30)),
                                status=s.get("status", "planned"), past=s.get("when") == "past"))
     pending = ctx.get("pending") or {}
-    options = tuple({**o, "kind": pending.get("kind", "plan")} for o in pending.get("options", []))
+    options = tuple({**o, "kind": pending.get("kind", "plan"), **_sessions_of(o)} for o in pending.get("options", []))
     kind = {"confirm": "plan"}.get(pending.get("kind", ""), pending.get("kind", ""))
     step = ctx.get("step", "done")
     return ReadContext(step=step, goal=ctx.get("goal", ""), pending_kind=kind if options else "",
                        options=options, plan=tuple(plan), earlier=tuple(ctx.get("earlier") or ()), today=TODAY,
                        answers=OnboardingAnswers(step=step, primary_goal=ctx.get("goal", "")),
                        undoable=step == "done")
+
+
+# Days in an option's summary as the set writes it after code's own ("Tue, Thu, Sat at 19:00",
+# "Mon-Fri at 12:30"): the set gives options as their summaries only.
+_SUMMARY_DAY = re.compile(r"\b(Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*(?:'s)?(?:\s*[-–]\s*(Mon|Tue|Wed|Thu|Fri|Sat|Sun)\b)?")
+
+
+def _sessions_of(option: dict) -> dict:
+    """The option as code offers it, with its sessions (one a day its summary names, in the set's
+    week), so the reader sees what it sees in a turn."""
+    if option.get("sessions") or option.get("day"):
+        return {}
+    days: set[int] = set()
+    for match in _SUMMARY_DAY.finditer(option.get("summary", "")):
+        first = DAY_CODES.index(match.group(1).lower())
+        last = DAY_CODES.index(match.group(2).lower()) if match.group(2) else first
+        days.update(range(first, last + 1))
+    monday = TODAY - timedelta(days=TODAY.weekday())
+    starts = [datetime.combine(monday + timedelta(days=d), datetime.min.time(), tzinfo=TZ) for d in sorted(days)]
+    return {"sessions": [{"start": s.isoformat(), "minutes": 30} for s in starts]} if starts else {}
 
 
 def _goal_words(text: str) -> str:

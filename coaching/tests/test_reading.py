@@ -320,8 +320,12 @@ def test_a_clock_time_written_with_h_is_no_weekly_hours(text):
 
 
 def test_an_option_not_offered_is_an_answer_that_picks_nothing():
-    options = ({"label": "A", "summary": "3 sessions of 40 min (Tue, Thu, Sat at 19:00)", "kind": "plan"},
-               {"label": "B", "summary": "2 sessions of 60 min (Mon, Fri at 19:00)", "kind": "plan"})
+    def offered(label: str, days: tuple[int, ...]) -> dict:  # as code offers an option: with its sessions
+        starts = [datetime(2030, 1, 14 + d, 19, 0, tzinfo=TZ).isoformat() for d in days]  # 14 Jan 2030: a Monday
+        return {"label": label, "kind": "plan", "summary": f"{len(days)} sessions",
+                "sessions": [{"start": start, "minutes": 40, "topic": "x"} for start in starts]}
+
+    options = (offered("A", (1, 3, 5)), offered("B", (0, 4)))
     reading = read_by_rules("option c", at("done", options=options, pending_kind="plan"))
     assert reading.act == "answer" and not reading.has("option") and reading.settled
     weekend = read_by_rules("the friday one pls", at("done", options=options, pending_kind="plan"))

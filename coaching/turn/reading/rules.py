@@ -168,22 +168,14 @@ def _option_pick(text: str, ctx: ReadContext) -> Reading | None:
     return Reading(ANSWER, {"option": _v(labels[index], text), **said}, cue=f"picked option {labels[index]}")
 
 
-# Days in an option's summary as code writes it ("Tue, Thu, Sat at 19:00", "Mon-Fri at 12:30").
-_SUMMARY_DAY = re.compile(r"\b(Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*(?:'s)?(?:\s*[-–]\s*(Mon|Tue|Wed|Thu|Fri|Sat|Sun)\b)?")
-
-
 def _option_days(option: dict) -> frozenset[int]:
-    """The weekdays an offered option's sessions fall on: from its sessions, its day, or its summary."""
+    """The weekdays an offered option's sessions fall on, from its sessions or its day (options
+    offered by code carry one or the other)."""
     if option.get("sessions"):
         return frozenset(datetime.fromisoformat(s["start"]).weekday() for s in option["sessions"])
     if option.get("day"):
         return frozenset({DAY_CODES.index(option["day"][:3].lower())})
-    days: set[int] = set()
-    for match in _SUMMARY_DAY.finditer(option.get("summary", "")):
-        first = DAY_CODES.index(match.group(1).lower())
-        last = DAY_CODES.index(match.group(2).lower()) if match.group(2) else first
-        days.update(range(first, last + 1))
-    return frozenset(days)
+    return frozenset()
 
 
 def _days_picked(text: str) -> frozenset[int]:
