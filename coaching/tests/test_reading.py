@@ -278,7 +278,7 @@ def test_a_clause_that_names_the_goal_is_no_question():
 def _combined(text: str, ctx: ReadContext, proposal: Proposal):
     from coaching.turn.reading.reader import _combine
 
-    return _combine(read_by_rules(text, ctx), settle(proposal, text, ctx), text, elapsed_ms=0.0)
+    return _combine(read_by_rules(text, ctx), settle(proposal, text, ctx), text)
 
 
 def test_an_answer_the_gate_took_stays_an_answer_whatever_act_the_model_names():

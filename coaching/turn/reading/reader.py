@@ -7,7 +7,6 @@ alone), "model" (the model's settled proposal for every message) and "combined" 
 
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 
 from coaching.turn.reading.proposer import propose
@@ -22,7 +21,6 @@ _WITHOUT_VALUES = (QUESTION, SMALL_TALK, OTHER, "undo")
 
 
 def read(text: str, ctx: ReadContext, *, mode: str = COMBINED, model: str | None = None) -> Reading:
-    start = time.perf_counter()
     rules = read_by_rules(text, ctx)
     if mode == RULES or (mode == COMBINED and rules.settled):
         return rules
@@ -34,10 +32,10 @@ def read(text: str, ctx: ReadContext, *, mode: str = COMBINED, model: str | None
     proposed = settle(proposal, text, ctx)
     if mode == MODEL:
         return proposed
-    return _combine(rules, proposed, text, elapsed_ms=round((time.perf_counter() - start) * 1000, 1))
+    return _combine(rules, proposed, text)
 
 
-def _combine(rules: Reading, proposed: Reading, text: str, *, elapsed_ms: float) -> Reading:
+def _combine(rules: Reading, proposed: Reading, text: str) -> Reading:
     """The settled proposal where it carries what the act needs; else the rules' reading, unsettled
     (the specialist then asks instead of writing). The proposal does not overrule what code knows
     of the act: an answer the onboarding gate took stays an answer (only its values were in doubt),
