@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from coaching.models import BestTime, GoalCategory
-from coaching.turn.reading.vocabulary import NUMBER_WORDS, normalise
+from coaching.turn.reading.vocabulary import CHANGE_OF_MIND_WORDS, NUMBER_WORDS, normalise
 
 # Keyword rules for the fixed category list. Order matters: first match wins. Word-boundary
 # prefixes, so "swimming" matches "swim" but "careful" does not match "career".
@@ -169,9 +169,21 @@ def swap_name(goal: str, new: str) -> str | None:
     return None
 
 
+# A word that takes back what was said before it ("programming lol no, other"; "music, wait, art").
+_TAKEN_BACK = re.compile(rf"(?i)\b(?:{CHANGE_OF_MIND_WORDS}|no|nope|nah)\b[\s,.!:;—–-]+")
+
+
 def parse_category_answer(text: str) -> str | None:
     """An answer to the category question: a category name, a goal keyword, an everyday word
-    ("for work", "it's a hobby"), or "other"."""
+    ("for work", "it's a hobby"), or "other". An area named after the learner takes back an
+    earlier one is the answer."""
+    for later in reversed(_TAKEN_BACK.split(text)[1:]):
+        if area := _category_named(later):
+            return area
+    return _category_named(text)
+
+
+def _category_named(text: str) -> str | None:
     norm = normalise(text)
     if norm in CATEGORY_NAMES:
         return CATEGORY_NAMES[norm]

@@ -265,6 +265,20 @@ def test_category_from_everyday_words(text, expected):
     assert parse_category_answer(text) == expected
 
 
+@pytest.mark.parametrize("text,expected", [
+    ("programming lol no, other", "other"), ("music, wait, art", "art"), ("career... actually no, school", "academic"),
+    ("no, programming", "programming"), ("no idea, something with music", "music"),
+])
+def test_an_area_named_after_taking_back_another_is_the_answer(text, expected):
+    assert parse_category_answer(text) == expected
+
+
+def test_an_area_taken_back_at_the_area_question_is_not_stored():
+    a = OnboardingAnswers(step=OnboardingStep.CATEGORY, primary_goal="touch typing")
+    out = advance(a, "programming lol no, other")
+    assert out.accepted and out.updates["goal_category"] == "other"
+
+
 def test_category_read_from_a_sentence_restating_the_goal():
     a = OnboardingAnswers(step=OnboardingStep.CATEGORY, primary_goal="get better at it")
     out = advance(a, "I just want to play the piano for my kids")
