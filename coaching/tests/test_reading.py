@@ -389,3 +389,42 @@ def test_greetings_and_thanks_in_any_of_the_learners_languages_are_small_talk(te
 def test_a_greeting_with_a_goal_after_it_is_not_small_talk():
     reading = read_by_rules("good morning coach, I want to learn piano", at("goal"))
     assert reading.act == "answer" and reading.get("goal") == "learn piano"
+
+
+# --- days in the languages learners write in ------------------------------------------------------
+@pytest.mark.parametrize("text,days", [
+    ("mover a aula de quinta pra sábado de manhã", [3, 5]), ("no pude practicar el jueves", [3]),
+    ("j'ai raté ma séance de mardi", [1]), ("Kannst du die Freitagseinheit auf Sonntag 10 Uhr verschieben?", [4, 6]),
+    ("sposta la sessione di lunedì a martedì sera", [0, 1]), ("kan de sessie van zaterdag naar zondagmiddag?", [5, 6]),
+    ("mudar o treino de terça para quarta às 7h", [1, 2]), ("a segunda", []), ("a primeira ou a segunda?", []),
+    ("segunda-feira", [0]), ("перенеси на субботу", [5]), ("thursday and fri.", [3, 4]),
+])
+def test_weekdays_are_read_in_the_languages_learners_write_in(text, days):
+    from coaching.turn.reading.vocabulary import weekdays_named
+
+    assert [day for day, _ in weekdays_named(text)] == days
+
+
+@pytest.mark.parametrize("text,offsets", [
+    ("fiz a sessão de ontem!", [-1]), ("ya hice la práctica de ayer", [-1]), ("treinei hoje de manhã", [0]),
+    ("Ik heb vanochtend gezwommen", [0]), ("annule la séance de demain stp", [1]), ("hab heute geübt", [0]),
+    ("mañana no puedo", [1]), ("por la mañana", []), ("guten Morgen!", []), ("ich bin hier", []),
+    ("сегодня позанимался 30 минут", [0]), ("tmrw's session", [1]), ("yesterday was a no", [-1]),
+])
+def test_today_yesterday_and_tomorrow_are_read_in_those_languages(text, offsets):
+    from coaching.turn.reading.vocabulary import relative_days
+
+    assert [offset for offset, _ in relative_days(text)] == offsets
+
+
+def test_a_move_the_model_proposes_in_another_language_finds_its_session_and_day():
+    ctx = at("done", plan=(THURSDAY,))
+    reading = settle(Proposal("move", {"session": "a aula de quinta", "target": "sábado de manhã"}),
+                     "mover a aula de quinta pra sábado de manhã", ctx)
+    assert reading.act == "move" and reading.get("session") == "7" and reading.get("days") == ("sat",)
+
+
+def test_a_report_the_model_proposes_in_another_language_is_written_on_its_session():
+    ctx = at("done", plan=(MONDAY_PAST, TUESDAY_PAST))
+    reading = settle(Proposal("report", {"outcome": "completed"}), "fiz a sessão de ontem!", ctx)
+    assert reading.get("outcome") == "completed" and reading.get("session") == "3"

@@ -15,11 +15,18 @@ import re
 from dataclasses import dataclass
 from datetime import date, tzinfo
 
-from coaching.turn.reading.vocabulary import CHANGE_OF_MIND, COUNT_WORDS, ORDINALS, QUESTION_START, WEEKDAYS, says_yes
+from coaching.turn.reading.vocabulary import (
+    CHANGE_OF_MIND,
+    COUNT_WORDS,
+    ORDINALS,
+    QUESTION_START,
+    relative_days,
+    says_yes,
+    weekdays_named,
+)
 
 REPORT, QUESTION, PLAN, RESCHEDULE, UNDO, OTHER = "report", "question", "plan_request", "reschedule", "undo", "other"
 
-_WEEKDAY_RE = re.compile(r"\b(mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:day)?(?:'s)?\b")
 
 
 @dataclass(frozen=True)
@@ -69,14 +76,13 @@ def reference_in(norm: str) -> tuple[str, int | None, int | None]:
         return "all", None, count
     if count and count > 1:
         return "all", None, count
-    if re.search(r"\b(?:today|this morning|this afternoon|this evening|tonight)\b", norm):
+    offsets = {offset for offset, _ in relative_days(norm)}
+    if 0 in offsets:
         return "today", None, count
-    if re.search(r"\b(?:yesterday|last night)\b", norm):
+    if -1 in offsets:
         return "yesterday", None, count
-    if match := _WEEKDAY_RE.search(norm):
-        prefix = match.group(1)[:3]
-        day = next(i for i, d in enumerate(WEEKDAYS) if d.startswith(prefix))
-        return "weekday", day, count
+    if named := weekdays_named(norm, short_words=True):
+        return "weekday", named[0][0], count
     if re.search(r"\b(?:last|latest|most recent|previous) (?:session|one|practice)\b", norm):
         return "last", None, count
     return "", None, count

@@ -46,6 +46,7 @@ from coaching.turn.reading.vocabulary import (
     DAY_CODES,
     WH_START,
     normalise,
+    relative_days,
     says_no,
     says_yes,
     weekdays_named,
@@ -66,7 +67,6 @@ _PLAN_VERB = re.compile(r"\b(?:schedule|plan|book|set up|put in|add)\b")
 _CANCEL = re.compile(r"\b(?:cancel|call off|drop|delete|remove|scrap)\b")
 _SESSION_WORD = re.compile(r"\b(?:sessions?|practices?|lessons?|workouts?|runs?|classes|class|slots?|it|one)\b")
 _TARGET = re.compile(r"\b(?:to|until|till|into|for)\s+(.+)$")
-_RELATIVE_DAY = re.compile(r"\b(today|tonight|tomorrow|tmrw|tmr)(?:'s)?\b")
 # What a question is about, when code can answer it from the database.
 _ABOUT = (("calendar", re.compile(r"\b(?:calendar|calender|ical|ics|google cal|outlook|sync(?:ed)?)\b")),
           ("plan", re.compile(r"\b(?:plan|planned|schedule|scheduled|sessions?|this week|next week|when is my|"
@@ -508,9 +508,9 @@ def _move(text: str, ctx: ReadContext, intent) -> Reading:
 def days_in(text: str, ctx: ReadContext) -> tuple[str, ...]:
     days = [DAY_CODES[i] for i, _ in weekdays_named(text)]
     if ctx.today is not None:
-        for match in _RELATIVE_DAY.finditer(text):
-            offset = 1 if match.group(1).startswith("t") and match.group(1) not in ("today", "tonight") else 0
-            days.append(DAY_CODES[(ctx.today + timedelta(days=offset)).weekday()])
+        for offset, _ in relative_days(text):
+            if offset >= 0:
+                days.append(DAY_CODES[(ctx.today + timedelta(days=offset)).weekday()])
     return tuple(dict.fromkeys(days))
 
 

@@ -109,6 +109,40 @@ _WEEKDAY = re.compile(r"\b(mon|tue|tues|wed|wednes|thu|thur|thurs|fri|sat|satur|
 
 
 _WORD = re.compile(r"[a-z]+(?='s\b|s\b)|[a-z]+")
+# The weekday names of the other languages learners write in (Spanish, Portuguese, French, German,
+# Italian, Dutch, Russian, Japanese): a closed class, so that a move, a report or a cancellation
+# the model proposes in those words names its day for code to find the session. A German or Dutch
+# name may start a compound ("Freitagseinheit"). Portuguese "segunda", "quarta", "quinta" and
+# "sexta" are ordinals too ("a segunda" is the second option): a day with "-feira" or after a
+# preposition ("de quinta pra sábado").
+_WEEKDAYS_ELSEWHERE = (
+    r"lunes|lundi|montag\w*|luned[iì]|maandag\w*|понедельник\w*",
+    r"martes|ter[çc]a(?:-feira)?|mardi|dienstag\w*|marted[iì]|dinsdag\w*|вторник\w*",
+    r"mi[ée]rcoles|mercredi|mittwoch\w*|mercoled[iì]|woensdag\w*|сред[аеуы]",
+    r"jueves|jeudi|donnerstag\w*|gioved[iì]|donderdag\w*|четверг\w*",
+    r"viernes|vendredi|freitag\w*|venerd[iì]|vrijdag\w*|пятниц\w*",
+    r"s[áa]bado|samedi|samstag\w*|sonnabend|sabato|zaterdag\w*|суббот\w*",
+    r"domingo|dimanche|sonntag\w*|domenica|zondag\w*|воскресень\w*",
+)
+_WEEKDAY_ELSEWHERE = re.compile("|".join(rf"\b(?P<d{i}>{names})\b" for i, names in enumerate(_WEEKDAYS_ELSEWHERE))
+                                + r"|\b(?:(?:de|da|do|na|no|nas|pra|para|até|à|às|toda|cada)\s+)?"
+                                  r"(?P<pt>segunda|quarta|quinta|sexta)(?P<feira>-feira)?s?\b"
+                                + "|(?P<ja>[月火水木金土日])曜")
+_PT_ORDINAL_DAY = {"segunda": 0, "quarta": 2, "quinta": 3, "sexta": 4}
+_JA_DAY = "月火水木金土日"
+
+
+def _weekdays_elsewhere(lower: str) -> list[tuple[int, re.Match[str]]]:
+    found = []
+    for match in _WEEKDAY_ELSEWHERE.finditer(lower):
+        if match.group("ja"):
+            found.append((_JA_DAY.index(match.group("ja")), match))
+        elif match.group("pt"):
+            if match.group("feira") or match.group(0) != match.group("pt"):
+                found.append((_PT_ORDINAL_DAY[match.group("pt")], match))
+        else:
+            found.append((next(i for i in range(7) if match.group(f"d{i}")), match))
+    return found
 
 
 def weekdays_named(text: str, *, short_words: bool = False) -> list[tuple[int, re.Match[str]]]:
@@ -124,6 +158,7 @@ def weekdays_named(text: str, *, short_words: bool = False) -> list[tuple[int, r
                 and text[match.end():match.end() + 1] != "."):
             continue
         found.append((DAY_CODES.index(short[:3]), match))
+    found += _weekdays_elsewhere(lower)
     taken = [m.span() for _, m in found]
     for match in _WORD.finditer(lower):
         if len(match.group(0)) < 6 or any(a <= match.start() < b for a, b in taken):
@@ -134,6 +169,31 @@ def weekdays_named(text: str, *, short_words: bool = False) -> list[tuple[int, r
         if alike[0][0] >= MISSPELT_RATIO and alike[0][0] > alike[1][0]:
             found.append((alike[0][1], match))
     return sorted(found, key=lambda pair: pair[1].start())
+
+
+# Today, yesterday and tomorrow, as offsets in days, in the same languages. "mañana" after "la" or
+# "esta" is the morning, and "Morgen" after "heute", "guten" or "am" too; French "hier" only with
+# its evening or morning or as "d'hier" (alone it is "here" in German and Dutch).
+_RELATIVE_DAYS = (
+    (0, r"today|tonight|this (?:morning|afternoon|evening)|hoy|esta (?:mañana|manana|tarde|noche)|hoje|hj|"
+        r"esta (?:manhã|manha|tarde|noite)|aujourd'hui|ce (?:matin|soir)|cet après-midi|heute|oggi|stamattina|"
+        r"stasera|vandaag|vanochtend|vanmiddag|vanavond|сегодня"),
+    (-1, r"yesterday|last night|ayer|anoche|ontem|d'hier|hier (?:soir|matin)|gestern|ieri|gisteren|вчера"),
+    (1, r"tomorrow|tmrw|tmr|(?<!la )(?<!esta )ma[ñn]ana|amanh[ãa]|demain|(?<!heute )(?<!guten )(?<!am )morgen|"
+        r"domani|завтра"),
+)
+_RELATIVE_DAY = re.compile("|".join(rf"\b(?P<o{n}>{words})(?:'s)?\b" for n, (_, words) in enumerate(_RELATIVE_DAYS))
+                           + "|(?P<ja0>今日)|(?P<ja1>昨日)|(?P<ja2>明日)")
+
+
+def relative_days(text: str) -> list[tuple[int, re.Match[str]]]:
+    """Each "today", "yesterday" or "tomorrow" the text says (in any of the languages above, and
+    "tonight", "this morning", "tmrw"), as its offset in days from today, in order."""
+    found = []
+    for match in _RELATIVE_DAY.finditer(text.lower()):
+        n = next(i for i in range(3) if match.group(f"o{i}") or match.group(f"ja{i}"))
+        found.append((_RELATIVE_DAYS[n][0], match))
+    return found
 
 
 # --- questions ----------------------------------------------------------------------------------
