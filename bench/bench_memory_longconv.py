@@ -59,6 +59,9 @@ LOCOMO_CATEGORY = {1: "multi-hop", 2: "temporal", 3: "inference", 4: "single-hop
 RRF_K, FUSE_DEPTH = 60, 100
 BASELINES = ("dense", "bm25", "dense+bm25")
 
+# The ranking before the mix (reciprocal-rank fusion, vector-led): run beside it in every run.
+PREVIOUS_RANKING = {"conf.SEARCH_FUSION": "rrf", "conf.SEARCH_W_VECTOR": 0.9, "conf.SEARCH_W_TEXT": 0.1,
+                    "conf.SEARCH_HUB_WEIGHT": 0.75}
 # Bloom's ranking, one mechanism off at a time (_variants). Each override names "conf.<NAME>"
 # (memory/conf.py), "ranking.<NAME>" (memory/ranking.py), "selectors.<NAME>" (memory/selectors.py)
 # or a Django setting "BLOOM_...".
@@ -75,13 +78,15 @@ def _variants() -> dict[str, dict]:
 txt AS (SELECT lf.id, ts_rank_cd(lf.tsv, q.tq) AS r FROM lf, q WHERE lf.tsv IS NOT NULL
         ORDER BY r DESC, lf.id DESC LIMIT %(k)s),""")
     return {"bloom": {}, "no vector side": {"conf.SEARCH_W_VECTOR": 0.0},
-            "no text side": {"conf.SEARCH_W_TEXT": 0.0}, "text by ts_rank_cd": {"selectors._LEARNER_PASS_CTE": cover},
-            "no hubness": {"conf.SEARCH_HUB_WEIGHT": 0.0}, "no decay": {"conf.DECAY_FLOOR": 1.0},
-            "no speaker filter": {"selectors.SPEAKER_FILTER": False},
+            "no text side": {"conf.SEARCH_W_TEXT": 0.0}, "no hubness": {"conf.SEARCH_HUB_WEIGHT": 0.0},
+            "no decay": {"conf.DECAY_FLOOR": 1.0}, "no speaker filter": {"selectors.SPEAKER_FILTER": False},
             "speaker-blind": {"selectors.SPEAKER_AWARE": False}, "sides 40 deep": {"ranking.SIDE_DEPTH": 40},
-            "plain RRF (1/1)": {"conf.SEARCH_W_VECTOR": 1.0, "conf.SEARCH_W_TEXT": 1.0},
-            "plain RRF, no hubness": {"conf.SEARCH_W_VECTOR": 1.0, "conf.SEARCH_W_TEXT": 1.0,
-                                      "conf.SEARCH_HUB_WEIGHT": 0.0}}
+            "text weight 0.3": {"conf.SEARCH_W_TEXT": 0.3}, "text weight 0.7": {"conf.SEARCH_W_TEXT": 0.7},
+            "hubness 0.75": {"conf.SEARCH_HUB_WEIGHT": 0.75},
+            "RRF as before": PREVIOUS_RANKING, "RRF before, text ts_rank_cd": {**PREVIOUS_RANKING,
+                                                                            "selectors._LEARNER_PASS_CTE": cover},
+            "plain RRF, no hubness": {"conf.SEARCH_FUSION": "rrf", "conf.SEARCH_W_VECTOR": 1.0,
+                                      "conf.SEARCH_W_TEXT": 1.0, "conf.SEARCH_HUB_WEIGHT": 0.0}}
 
 
 def load_generated() -> list[dict]:

@@ -43,12 +43,12 @@ def evaluate(k: int = 5, weights: tuple[float, ...] = ()) -> dict:
                 out["default" if w is None else f"w{w}"] = _score(data, learners, k, search_memory)
             finally:
                 conf.SEARCH_W_VECTOR, conf.SEARCH_W_TEXT = default
-        hub = conf.SEARCH_HUB_WEIGHT
-        conf.SEARCH_HUB_WEIGHT = 0.0  # "nohub": the search before hubness (memory/README.md "Hubness")
-        try:
+        from bench.bench_memory_longconv import PREVIOUS_RANKING, ranking
+
+        with ranking({"conf.SEARCH_HUB_WEIGHT": 0.0}):  # "nohub": the search before hubness
             out["nohub"] = _score(data, learners, k, search_memory)
-        finally:
-            conf.SEARCH_HUB_WEIGHT = hub
+        with ranking(PREVIOUS_RANKING):  # the reciprocal-rank fusion the mix replaced
+            out["rrf before"] = _score(data, learners, k, search_memory)
         return out
     finally:
         client.delete()

@@ -74,20 +74,27 @@ CONTEXT_MAX_FACTS: int = settings.BLOOM_CONTEXT_MAX_FACTS
 CONTEXT_MAX_DAYS: int = settings.BLOOM_CONTEXT_MAX_DAYS
 CONTEXT_SUMMARY_MAX_CHARS = 1200
 
-# Reciprocal-rank fusion (memory/ranking.py): each side's 1 / (RRF_K + rank) times its weight.
-# Vector-led, 0.9 / 0.1 (the weights the score mixing had since 2026-12-01, kept, not refitted):
-# the text side then decides among facts the vector side ranks close together, and lifts a fact
-# with a rare shared word. Plain RRF (1 / 1) gains LoCoMo 0.035 and loses the generated set 0.063
-# (memory/README.md, "Ranking, fourteenth round"): a change that loses on one set does not land.
-# 0 switches a side off (the ablation of bench/bench_memory_longconv.py).
-SEARCH_W_VECTOR = 0.9
-SEARCH_W_TEXT = 0.1
+# How a learner search scores its candidates (memory/ranking.py, memory/README.md "Ranking,
+# seventeenth round"): "mix" = 1 + SEARCH_W_VECTOR x (cosine - SEARCH_HUB_WEIGHT x hubness) +
+# SEARCH_W_TEXT x (BM25 / the query's BM25 ceiling); "rrf" = each side's weight / (RRF_K + rank).
+# The mix 1 / 0.5 with hubness 0.5 was the one of four mixes that lost on neither long-conversation
+# set against the reciprocal-rank fusion it replaced (0.9 / 0.1, hubness 0.75): LoCoMo dev
+# recall@10 0.626 -> 0.682, the generated set 0.876 -> 0.877. Global (staff) search keeps "rrf":
+# its text side is ts_rank_cd, which has no ceiling. 0 switches a side off (the ablation of
+# bench/bench_memory_longconv.py).
+SEARCH_FUSION = "mix"
+SEARCH_W_VECTOR = 1.0
+SEARCH_W_TEXT = 0.5
 # Hubness reduction (memory/hubness.py): a fact's vector score is its cosine to the query minus
 # SEARCH_HUB_WEIGHT x its hubness, the mean cosine to its SEARCH_HUB_K nearest other facts of the
-# learner. Chosen on the first three long conversations, checked on the other three (README
-# "Hubness": k 3, 5, 10 and weights 0.5-1.25 swept).
+# learner (README "Hubness" for k; the weight was chosen with the mix, above).
 SEARCH_HUB_K = 3
-SEARCH_HUB_WEIGHT = 0.75
+SEARCH_HUB_WEIGHT = 0.5
+# Global (staff) search, reciprocal-rank fusion of the HNSW side and ts_rank_cd as it has been: not
+# measured against the mix (its text side has no ceiling), so not changed with it.
+GLOBAL_W_VECTOR = 0.9
+GLOBAL_W_TEXT = 0.1
+GLOBAL_HUB_WEIGHT = 0.75
 # pgvector HNSW: m=32, ef_construction=128 (migration 0010, measured at 1M facts); ef_search used
 # for global queries.
 HNSW_M = 32

@@ -1,5 +1,6 @@
 """How a learner search ranks, in terms that do not depend on anyone's data: two candidate lists
-(the vector side, by cosine lowered by hubness; the text side, by BM25) fused by their ranks.
+(the vector side, by cosine lowered by hubness; the text side, by BM25), their union scored by a
+mix of the two on fixed scales.
 
 - BM25 (Robertson and Zaragoza, 2009; k1 = 1.2, b = 0.75, the textbook values): a query word's
   weight is its inverse document frequency among the learner's own facts, so a word in half of
@@ -7,14 +8,18 @@
   term statistics are counted at query time from the learner's rows, so they are exact and need
   no upkeep at ingest. PostgreSQL's `ts_rank_cd` has no such weight: a question sharing only
   common words with a turn ranked it as high as one sharing the rare word the question is about.
-- Reciprocal-rank fusion (Cormack, Clarke and Büttcher, 2009; k = 60, their value): a fact's
-  score is the sum over the sides of 1 / (k + its rank there). Only ranks are used, so no side's
-  score scale (a cosine near 0.3 for every turn, a text score normalised to the best match) can
-  swamp the other; nothing to calibrate per data set.
+- A mix on fixed scales (per learner, conf.SEARCH_FUSION "mix"): 1 + the vector score (a cosine,
+  lowered by hubness) + a weight × the text score as a share of the query's ceiling, the most its
+  words could score among the learner's facts (`bm25_ceiling`). The share is 1 for a fact holding
+  every rare word of the query, near 0 for one sharing only a name: its scale is set by the
+  definition, not by the scores a data set happens to produce (a text score normalised to the
+  best match had made every weak match look like a full one).
+- Reciprocal-rank fusion (Cormack, Clarke and Büttcher, 2009; k = 60, their value), for global
+  search: a fact's score is the sum over the sides of weight / (k + its rank there).
 
 The PostgreSQL statement (memory.selectors) computes the same in SQL; this module is the pure form
 used by the embedded (SQLite) path and by tests. Decided on two sets side by side
-(bench/bench_memory_longconv.py, memory/README.md "Ranking, fourteenth round")."""
+(bench/bench_memory_longconv.py, memory/README.md "Ranking, seventeenth round")."""
 
 from __future__ import annotations
 
@@ -51,6 +56,25 @@ def bm25_scores(docs: Sequence[Sequence[str]], terms: Iterable[str], *, k1: floa
     idf = {t: math.log(1 + (n - f + 0.5) / (f + 0.5)) for t, f in df.items()}
     return [sum(idf[t] * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / avg)) for t, tf in c.items())
             for c, length in zip(counts, lengths, strict=True)]
+
+
+def bm25_ceiling(docs: Sequence[Sequence[str]], terms: Iterable[str], *, k1: float = BM25_K1) -> float:
+    """The most BM25 a document of these could score for these terms (each query word that occurs in
+    them at its inverse document frequency, at saturation): what a text score is a share of."""
+    wanted = set(terms)
+    n = len(docs)
+    df: Counter = Counter()
+    for doc in docs:
+        df.update(wanted.intersection(doc))
+    return sum(math.log(1 + (n - f + 0.5) / (f + 0.5)) for f in df.values()) * (k1 + 1)
+
+
+def mixed_score(*, vector: float, text_share: float, w_vector: float, w_text: float) -> float:
+    """A fact's score before decay: 1 + w_vector x its vector score (cosine lowered by hubness) +
+    w_text x its text score as a share of the query's ceiling (0-1, `bm25_ceiling`). Both terms
+    are on scales fixed by their definition, not by a data set: a cosine, and how much of what the
+    query's words could score the fact holds. Never below 0, so decay (a factor) keeps its meaning."""
+    return max(0.0, 1.0 + w_vector * vector + w_text * text_share)
 
 
 def rrf(rank: int | None, *, k: int = RRF_K) -> float:

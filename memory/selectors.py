@@ -115,7 +115,8 @@ def search_memory(*, learner_id: int, query: str, limit: int = 10, touch: bool =
                   public_refs: bool = False) -> list[dict[str, Any]]:
     """Hybrid search over one learner's facts (archived and cold ones included): the vector side
     (cosine lowered by hubness, memory/hubness.py) and the text side (BM25 with the learner's term
-    statistics) fused by reciprocal rank, × max(0.3, exp(-0.05·days since last access))
+    statistics, as a share of the query's ceiling) mixed on fixed scales,
+    × max(0.3, exp(-0.05·days since last access))
     (memory/ranking.py). Per-learner search is an
     exact scan of that learner's rows (measured faster than a filtered HNSW at this size, and exact).
     A query naming a speaker of the learner's "<Name>: ..." facts searches that speaker's facts,
@@ -173,7 +174,7 @@ def _json(value: Any) -> dict[str, Any]:
 
 
 def _hit(row: dict[str, Any], *, vector: float, text: float, decay: float, hubness: float, score: float,
-         vector_rank: int | None, text_rank: int | None) -> dict[str, Any]:
+         vector_rank: int | None, text_rank: int | None, text_share: float | None = None) -> dict[str, Any]:
     return {
         "fact_id": row["id"], "learner_id": row["learner_id"], "fact_type": row["fact_type"], "content": row["content"],
         "source": {"message_id": row["source_message_id"], "conversation_id": row["conversation_id"],
@@ -184,7 +185,8 @@ def _hit(row: dict[str, Any], *, vector: float, text: float, decay: float, hubne
         "occurred_at": row["occurred_at"].isoformat() if row["occurred_at"] else None,
         "external_id": row["external_id"], "metadata": _json(row["metadata"]), "score": round(score, 6),
         "parts": {"vector": round(vector, 6), "text": round(text, 6), "decay": round(decay, 6),
-                  "hubness": round(hubness, 6), "vector_rank": vector_rank, "text_rank": text_rank},
+                  "hubness": round(hubness, 6), "vector_rank": vector_rank, "text_rank": text_rank,
+                  "text_share": None if text_share is None else round(text_share, 6)},
         **({"public": tuple(row[c] for c in _PUBLIC_COLUMNS)} if "pub_fact" in row else {}),
     }
 
@@ -210,20 +212,27 @@ top AS (
         SELECT f.id, cand.vrk, cand.trk, cand.r,
                GREATEST(%(floor)s, EXP(-%(lam)s * GREATEST(0.0,
                    EXTRACT(EPOCH FROM (%(now)s::timestamptz - f.last_accessed_at)) / 86400.0))) AS decay,
-               COALESCE(%(wv)s / (%(rrf_k)s + cand.vrk), 0.0)
-               + COALESCE(%(wt)s / (%(rrf_k)s + cand.trk), 0.0) AS fused
-        FROM cand JOIN memory_fact f ON f.id = cand.id
+               {fused} AS fused, {share} AS share
+        FROM cand JOIN memory_fact f ON f.id = cand.id{ceiling}
     ) s
     ORDER BY score DESC, s.id DESC LIMIT %(limit)s
 )
 SELECT f.id, f.learner_id, f.fact_type, f.content, f.source_message_id, m.conversation_id, f.source_agent,
        f.created_at, f.last_accessed_at, f.tier, f.archived, f.surprise, f.confidence, f.occurred_at,
        f.external_id, f.metadata, GREATEST(0.0, 1 - (f.embedding <=> q.v)) AS vsim, f.hubness,
-       COALESCE(top.r, 0.0) AS tscore, top.vrk, top.trk, top.decay, top.score
+       COALESCE(top.r, 0.0) AS tscore, top.vrk, top.trk, top.decay, top.score, top.share
 FROM top JOIN memory_fact f ON f.id = top.id CROSS JOIN q
 LEFT JOIN coaching_message m ON m.id = f.source_message_id
 ORDER BY score DESC, f.id DESC
 """
+# How the two sides' candidates are scored (memory/ranking.py). Per learner, a mix on fixed scales:
+# the cosine lowered by hubness, and BM25 as a share of the most the query's words could score
+# among the learner's facts (the `ceiling` CTE); globally, where the text side is ts_rank_cd and has
+# no such ceiling, reciprocal-rank fusion.
+_TEXT_SHARE = "COALESCE(cand.r, 0.0) / ceiling.m"
+_FUSED_MIX = ("GREATEST(0.0, 1.0 + %(wv)s * (1.0 - (f.embedding <=> q.v) - %(hw)s * f.hubness)"
+              f" + %(wt)s * {_TEXT_SHARE})")
+_FUSED_RRF = "COALESCE(%(wv)s / (%(rrf_k)s + cand.vrk), 0.0) + COALESCE(%(wt)s / (%(rrf_k)s + cand.trk), 0.0)"
 # Per learner: one pass over the learner's rows (found through the learner index), each row's
 # vector distance computed as it is read, and the tsvector kept only of the rows that share a word
 # with the query. Then BM25 over those rows: a query word's document frequency is the number of
@@ -252,6 +261,10 @@ txt AS (
                       / (tm.tf + %(k1)s * (1 - %(b)s + %(b)s * tm.len / s.avgdl))) AS r
     FROM tm JOIN df ON df.lexeme = tm.lexeme CROSS JOIN stats s
     GROUP BY tm.id ORDER BY r DESC, tm.id DESC LIMIT %(k)s
+),
+ceiling AS MATERIALIZED (
+    SELECT GREATEST(COALESCE(SUM(LN(1.0 + (s.n - df.n + 0.5) / (df.n + 0.5))), 0.0) * (%(k1)s + 1), 1e-9) AS m
+    FROM df CROSS JOIN stats s
 ),"""
 # Globally (staff search across learners): the HNSW index serves the vector side, ordered by
 # distance (hubness then ranks its candidates), and the full-text GIN index the text side, by
@@ -304,7 +317,12 @@ def hybrid_statement(*, learner_id: int | None, query: str, qvec: list[float], k
     else:
         # Globally the query vector must be a constant in ORDER BY for the HNSW index to serve it.
         sides = _GLOBAL_CTE.format(where=where)
-    sql = _HYBRID_SQL.format(tsq=tsq, terms=term_list, sides=sides)
+    if learner_id is None:
+        params.update(wv=conf.GLOBAL_W_VECTOR, wt=conf.GLOBAL_W_TEXT, hw=conf.GLOBAL_HUB_WEIGHT)
+    mixed = learner_id is not None and conf.SEARCH_FUSION == "mix"
+    sql = _HYBRID_SQL.format(tsq=tsq, terms=term_list, sides=sides, fused=_FUSED_MIX if mixed else _FUSED_RRF,
+                             share=_TEXT_SHARE if mixed else "NULL::float8",
+                             ceiling=" CROSS JOIN q CROSS JOIN ceiling" if mixed else "")
     return (_PUBLIC_REFS_SQL.format(inner=sql) if public_refs else sql), params
 
 
@@ -346,13 +364,20 @@ def _pg_search(*, learner_id: int | None, query: str, qvec: list[float], k: int,
                 cur.execute(f"SET LOCAL hnsw.ef_search = {int(conf.HNSW_EF_SEARCH)}")
             rows = statements.fetch_dicts(sql, params, prepare=False)
     return [_hit(r, vector=float(r["vsim"]), text=float(r["tscore"]), decay=float(r["decay"]),
-                 hubness=float(r["hubness"]), score=float(r["score"]), vector_rank=r["vrk"], text_rank=r["trk"])
+                 hubness=float(r["hubness"]), score=float(r["score"]), vector_rank=r["vrk"], text_rank=r["trk"],
+                 text_share=None if r["share"] is None else float(r["share"]))
             for r in rows]
 
 
-def fused_score(*, vector_rank: int | None, text_rank: int | None) -> float:
-    """The score before decay, as the PostgreSQL statement computes it: each side's weight over
+def fused_score(*, vector_rank: int | None, text_rank: int | None, vector: float = 0.0,
+                text_share: float = 0.0) -> float:
+    """The score before decay, as the PostgreSQL statement computes it for a learner: with the mix
+    (conf.SEARCH_FUSION), from the fact's vector score (cosine lowered by hubness) and its text
+    score's share of the query's ceiling; with reciprocal-rank fusion, each side's weight over
     (RRF_K + the fact's rank on that side), nothing from a side that did not return it."""
+    if conf.SEARCH_FUSION == "mix":
+        return ranking.mixed_score(vector=vector, text_share=text_share, w_vector=conf.SEARCH_W_VECTOR,
+                                   w_text=conf.SEARCH_W_TEXT)
     return (conf.SEARCH_W_VECTOR * ranking.rrf(vector_rank) + conf.SEARCH_W_TEXT * ranking.rrf(text_rank))
 
 
@@ -366,7 +391,9 @@ def _scan_search(*, learner_id: int | None, query: str, qvec: list[float], limit
                                   who=who)
     depth = ranking.side_depth(limit)
     by_vector = sorted(candidates, key=lambda c: (-(c["cosine"] - conf.SEARCH_HUB_WEIGHT * c["hubness"]), -c["id"]))
-    text = ranking.bm25_scores([c["words"] for c in candidates], set(_tokens(query)))
+    terms = set(_tokens(query))
+    text = ranking.bm25_scores([c["words"] for c in candidates], terms)
+    ceiling = ranking.bm25_ceiling([c["words"] for c in candidates], terms)
     for c, t in zip(candidates, text, strict=True):
         c["text"] = t
     by_text = sorted((c for c in candidates if c["text"] > 0), key=lambda c: (-c["text"], -c["id"]))
@@ -378,7 +405,10 @@ def _scan_search(*, learner_id: int | None, query: str, qvec: list[float], limit
             continue
         decay = rules.decay_score(c["last_accessed_at"], now)
         vr, tr = vranks.get(c["id"]), tranks.get(c["id"])
-        ranked.append((fused_score(vector_rank=vr, text_rank=tr) * decay, decay, vr, tr, c))
+        c["share"] = c["text"] / ceiling if ceiling > 0 else 0.0
+        fused = fused_score(vector_rank=vr, text_rank=tr, text_share=c["share"],
+                            vector=c["cosine"] - conf.SEARCH_HUB_WEIGHT * c["hubness"])
+        ranked.append((fused * decay, decay, vr, tr, c))
     ranked.sort(key=lambda t: (-t[0], -t[4]["id"]))
     top = ranked[:limit]
     meta = {row["id"]: row for row in Fact.objects.filter(pk__in=[c["id"] for *_, c in top]).values(
@@ -386,7 +416,7 @@ def _scan_search(*, learner_id: int | None, query: str, qvec: list[float], limit
         "last_accessed_at", "tier", "archived", "surprise", "confidence", "occurred_at", "external_id", "metadata",
         conversation_id=F("source_message__conversation_id"))}
     return [_hit(meta[c["id"]], vector=max(0.0, c["cosine"]), text=c["text"], decay=decay, hubness=c["hubness"],
-                 score=score, vector_rank=vr, text_rank=tr)
+                 score=score, vector_rank=vr, text_rank=tr, text_share=c["share"])
             for score, decay, vr, tr, c in top if c["id"] in meta]
 
 

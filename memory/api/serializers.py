@@ -164,6 +164,9 @@ class SearchPartsSerializer(serializers.Serializer):
     text_rank = serializers.IntegerField(allow_null=True, help_text="rank on the text side (from 1); null when the "
                                                                     "fact shares no word with the query or ranked "
                                                                     "below the side's candidates")
+    text_share = serializers.FloatField(allow_null=True, help_text="the text score as a share (0-1) of the most "
+                                                                   "the query's words could score among the "
+                                                                   "learner's facts; null in a global search")
 
 
 class SearchHitSerializer(serializers.Serializer):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.conf import settings
 
-from memory import selectors
+from memory import conf, selectors
 from memory.ingest import ingest_facts
 
 pytestmark = [pytest.mark.embedded, pytest.mark.django_db]
@@ -26,5 +26,6 @@ def test_sqlite_ingest_search_and_context(learner):
     # The same fusion as the PostgreSQL statement (memory/ranking.py).
     parts = hits[0]["parts"]
     assert parts["hubness"] > 0 and hits[0]["score"] == pytest.approx(selectors.fused_score(
-        vector_rank=parts["vector_rank"], text_rank=parts["text_rank"]) * parts["decay"], abs=1e-6)
+        vector_rank=parts["vector_rank"], text_rank=parts["text_rank"], text_share=parts["text_share"],
+        vector=parts["vector"] - conf.SEARCH_HUB_WEIGHT * parts["hubness"]) * parts["decay"], abs=1e-5)
     assert "The learner prefers studying in the evening." in selectors.build_context(learner.pk)

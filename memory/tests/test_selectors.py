@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from core.errors import ApplicationError
 from core.llm import embed
-from memory import rules, selectors
+from memory import conf, rules, selectors
 from memory.models import Fact, Summary
 from memory.services.ingest import facts_ingest
 
@@ -61,10 +61,12 @@ def test_search_returns_passage_with_sources_and_counts_access(learner, make_lea
     assert top["content"] == "The learner gets distracted by their phone at home."
     assert top["source"] == {"message_id": msg.pk, "conversation_id": msg.conversation_id, "agent": ""}
     parts = top["parts"]
-    assert set(parts) == {"vector", "text", "decay", "hubness", "vector_rank", "text_rank"}
+    assert set(parts) == {"vector", "text", "decay", "hubness", "vector_rank", "text_rank", "text_share"}
     assert parts["decay"] == pytest.approx(1.0, abs=1e-3)
-    assert top["score"] == pytest.approx(selectors.fused_score(vector_rank=parts["vector_rank"],
-                                                               text_rank=parts["text_rank"]) * parts["decay"], abs=1e-6)
+    assert 0 < parts["text_share"] <= 1
+    assert top["score"] == pytest.approx(selectors.fused_score(
+        vector_rank=parts["vector_rank"], text_rank=parts["text_rank"], text_share=parts["text_share"],
+        vector=parts["vector"] - conf.SEARCH_HUB_WEIGHT * parts["hubness"]) * parts["decay"], abs=1e-5)
     assert all(r["learner_id"] == learner.pk for r in results)
     assert Fact.objects.get(pk=top["fact_id"]).access_count == 1
     glob = selectors.search_memory_global(query="distracted by phone", limit=5, touch=False)
@@ -144,7 +146,27 @@ def test_text_side_is_bm25_with_the_learners_own_term_statistics(learner, make_l
     by_content = {h["content"]: h["parts"]["text"] for h in hits}
     # The rare word outweighs the name and the common words.
     assert by_content["Maya: my new obsession is linocut printing"] > by_content[contents[0]]
+    # The mix reads the text score as a share of the most the query's words could score among the
+    # learner's facts: each word present at its idf, at saturation.
+    ceiling = ranking.bm25_ceiling([words[i] for i in ids], terms)
+    assert ceiling >= max(expected.values()) > 0
+    for h in hits:
+        assert h["parts"]["text_share"] == pytest.approx(expected[h["fact_id"]] / ceiling, rel=1e-4)
     assert ranking.RRF_K == 60
+
+
+def test_the_mixed_score_is_on_fixed_scales():
+    from memory import ranking
+
+    docs = [["maya", "linocut"], ["maya", "today"], ["maya", "today", "coffee"]]
+    ceiling = ranking.bm25_ceiling(docs, {"maya", "linocut", "absent"})
+    scores = ranking.bm25_scores(docs, {"maya", "linocut", "absent"})
+    assert max(scores) / ceiling <= 1 and scores[0] == max(scores)
+    # A word no fact holds adds nothing to the ceiling; a word in every fact adds little.
+    assert ceiling == pytest.approx(ranking.bm25_ceiling(docs, {"maya", "linocut"}))
+    assert ranking.bm25_ceiling(docs, {"maya"}) < 0.2 * ranking.bm25_ceiling(docs, {"linocut"})
+    assert ranking.mixed_score(vector=0.4, text_share=0.5, w_vector=1.0, w_text=0.5) == pytest.approx(1.65)
+    assert ranking.mixed_score(vector=-3.0, text_share=0.0, w_vector=1.0, w_text=0.5) == 0.0
 
 
 def _bm25_with_counts(distinct, counts, ids, terms):

@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from core.llm import embed
-from memory import rules, selectors
+from memory import conf, rules, selectors
 from memory.models import Fact
 from memory.services.access import facts_access_flush
 from memory.services.ingest import facts_ingest
@@ -122,9 +122,10 @@ def test_hybrid_is_one_query_and_its_parts_add_up(learner):
         assert h["parts"]["vector"] == pytest.approx(max(0.0, cos), abs=1e-4)
         assert h["parts"]["decay"] == pytest.approx(rules.decay_score(fact.last_accessed_at, now), abs=1e-3)
         assert h["parts"]["hubness"] == pytest.approx(fact.hubness, abs=1e-6)
-        assert h["score"] == pytest.approx(selectors.fused_score(vector_rank=h["parts"]["vector_rank"],
-                                                                 text_rank=h["parts"]["text_rank"])
-                                           * h["parts"]["decay"], abs=1e-6)
+        assert h["score"] == pytest.approx(selectors.fused_score(
+            vector_rank=h["parts"]["vector_rank"], text_rank=h["parts"]["text_rank"],
+            vector=cos - conf.SEARCH_HUB_WEIGHT * fact.hubness, text_share=h["parts"]["text_share"])
+            * h["parts"]["decay"], abs=1e-5)
         assert h["parts"]["text"] >= 0.0 and (h["parts"]["text"] > 0) == (h["parts"]["text_rank"] is not None)
     assert sorted(h["parts"]["vector_rank"] for h in hits) == [1, 2, 3]  # every fact is a vector candidate
     assert [h["score"] for h in hits] == sorted((h["score"] for h in hits), reverse=True)
