@@ -428,3 +428,12 @@ def test_a_report_the_model_proposes_in_another_language_is_written_on_its_sessi
     ctx = at("done", plan=(MONDAY_PAST, TUESDAY_PAST))
     reading = settle(Proposal("report", {"outcome": "completed"}), "fiz a sessão de ontem!", ctx)
     assert reading.get("outcome") == "completed" and reading.get("session") == "3"
+
+
+def test_a_proposed_move_quoted_from_the_sessions_day_to_the_new_one_goes_to_the_new_one():
+    monday = SessionRef(ref="1", start=datetime(2030, 1, 14, 13, 0, tzinfo=TZ), minutes=30, status="planned",
+                        past=False)
+    ctx = at("done", plan=(monday, THURSDAY))
+    text = "sposta la sessione di lunedì a martedì sera"
+    reading = settle(Proposal("move", {"target": "lunedì a martedì sera"}), text, ctx)
+    assert reading.get("session") == "1" and reading.get("days") == ("tue",)

@@ -195,10 +195,16 @@ def settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
             if act not in (MOVE, PLAN):
                 why.append(f"target: a {act} moves nothing to another time")
                 continue
-            if days := days_in(span, ctx):
-                put("days", days, span, where)
             named = values["session"].value if "session" in values else getattr(session_named(text, ctx), "value", None)
             moved = next((s for s in ctx.plan if s.ref == named), None)
+            if act == MOVE and moved is not None and "session" not in values:
+                put("session", moved.ref, text, 0)  # named by its day in this message ("di lunedì a martedì")
+            days = days_in(span, ctx)
+            if moved is not None and len(days) > 1:
+                # A quote that runs from the session's day to the new one: it goes to the new one.
+                days = tuple(d for d in days if d != moved.day)
+            if days:
+                put("days", days, span, where)
             if clock := _clock(span, moved):
                 put("time", clock, span, where)
             elif when := parse_best_time(span):
