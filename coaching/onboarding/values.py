@@ -55,13 +55,35 @@ CATEGORY_NAMES = {
     "sporty": GoalCategory.SPORT, "athletic": GoalCategory.SPORT,
 }
 
+# The times of day in the other languages learners write in (Spanish, Portuguese, French, German,
+# Italian, Dutch, Russian, Japanese), a closed class as the weekdays are (vocabulary.py). Words that
+# also mean something else count only in their time-of-day phrase: "mañana" alone is tomorrow,
+# "tarde" late, "sera" (French) "will be", "Morgen" tomorrow.
+_TIMES_ELSEWHERE = {
+    BestTime.MORNING: ("por la mañana", "de la mañana", "en la mañana", "las mañanas", "mañanas", "de manhã",
+                       "pela manhã", "manhãs", "le matin", "matin", "matins", "morgens", "am morgen", "vormittag",
+                       "vormittags", "mattina", "mattino", "ochtend", "'s ochtends", "утром", "утро", "朝"),
+    BestTime.MIDDAY: ("mediodía", "almoço", "midi", "mittag", "mittags", "pranzo", "обед"),
+    BestTime.AFTERNOON: ("por la tarde", "de la tarde", "las tardes", "à tarde", "a tarde", "de tarde", "pela tarde",
+                         "après-midi", "nachmittag", "nachmittags", "pomeriggio", "middag", "'s middags", "днём",
+                         "днем", "午後"),
+    BestTime.EVENING: ("le soir", "soir", "soirs", "soirée", "abend", "abends", "di sera", "la sera", "alla sera",
+                       "avond", "'s avonds", "вечером", "вечер", "夕方"),
+    BestTime.NIGHT: ("por la noche", "de noche", "las noches", "à noite", "de noite", "pela noite", "noites",
+                     "la nuit", "de nuit", "nachts", "in der nacht", "di notte", "la notte", "'s nachts", "ночью",
+                     "夜"),
+}
 TIME_RULES: list[tuple[str, tuple[str, ...]]] = [
     (BestTime.FLEXIBLE, ("flexible", "any time", "anytime", "whenever", "depends")),
-    (BestTime.MORNING, ("morning", "mornings", "before work", "sunrise", "breakfast")),
-    (BestTime.MIDDAY, ("midday", "noon", "lunch", "lunchtime")),
-    (BestTime.AFTERNOON, ("afternoon", "afternoons", "after school", "after lunch")),
-    (BestTime.EVENING, ("evening", "evenings", "after work", "after dinner", "tonight")),
-    (BestTime.NIGHT, ("night", "nights", "late at night", "midnight", "before bed", "bedtime")),
+    (BestTime.MORNING, ("morning", "mornings", "before work", "sunrise", "breakfast",
+                        *_TIMES_ELSEWHERE[BestTime.MORNING])),
+    (BestTime.MIDDAY, ("midday", "noon", "lunch", "lunchtime", *_TIMES_ELSEWHERE[BestTime.MIDDAY])),
+    (BestTime.AFTERNOON, ("afternoon", "afternoons", "after school", "after lunch",
+                          *_TIMES_ELSEWHERE[BestTime.AFTERNOON])),
+    (BestTime.EVENING, ("evening", "evenings", "after work", "after dinner", "tonight",
+                        *_TIMES_ELSEWHERE[BestTime.EVENING])),
+    (BestTime.NIGHT, ("night", "nights", "late at night", "midnight", "before bed", "bedtime",
+                      *_TIMES_ELSEWHERE[BestTime.NIGHT])),
 ]
 
 

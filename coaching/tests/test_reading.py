@@ -437,3 +437,14 @@ def test_a_proposed_move_quoted_from_the_sessions_day_to_the_new_one_goes_to_the
     text = "sposta la sessione di lunedì a martedì sera"
     reading = settle(Proposal("move", {"target": "lunedì a martedì sera"}), text, ctx)
     assert reading.get("session") == "1" and reading.get("days") == ("tue",)
+
+
+@pytest.mark.parametrize("text,when", [
+    ("abends", "evening"), ("le matin avant le travail", "morning"), ("por la tarde", "afternoon"),
+    ("agora só consigo de manhã", "morning"), ("preferisco il pomeriggio", "afternoon"), ("朝がいいです", "morning"),
+    ("llegué tarde", None), ("mañana", None), ("ce sera bien", None),
+])
+def test_times_of_day_are_read_in_the_languages_learners_write_in(text, when):
+    from coaching.onboarding.values import parse_best_time
+
+    assert parse_best_time(text) == when
