@@ -448,3 +448,15 @@ def test_times_of_day_are_read_in_the_languages_learners_write_in(text, when):
     from coaching.onboarding.values import parse_best_time
 
     assert parse_best_time(text) == when
+
+
+@pytest.mark.parametrize("text,act", [
+    ("can we add a sketching session friday night? like 9:30", "plan"),
+    ("could you please cancel thursday's session?", "cancel"),
+    ("can you move my thursday session to saturday morning?", "move"),
+    ("can you explain what spaced repetition is?", "question"),
+    ("did you put my sessions in my google calendar?", "question"),
+])
+def test_a_request_put_as_a_question_is_the_request(text, act):
+    reading = read_by_rules(text, at("done", plan=(THURSDAY,)))
+    assert reading.act == act

@@ -7,6 +7,7 @@ Every value carries the learner's words it came from. Pure: no database, no mode
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import datetime, timedelta
 from decimal import Decimal
 
@@ -127,7 +128,26 @@ _PROPOSES = re.compile(r"(?i)^\s*(?:how|what) about\b|^\s*(?:could|can) (?:i|we)
 _TAKE_BACK = re.compile(r"\b(?:undo|revert|take (?:that|it) back|scratch that)\b")
 
 
+# A request put as a question ("can we add a sketching session friday night?", "could you push
+# tonight's to tomorrow?"): a modal and its subject before the verb of the request.
+_POLITE_REQUEST = re.compile(r"(?i)^\s*(?:(?:hey|hi|ok|okay|so|um|also|and|coach)[\s,!]+)*(?:can|could|would|will)\s+"
+                             r"(?:you|u|we)\s+(?:(?:please|pls|maybe|just|also)\s+)*(?=[a-z])")
+_REQUESTED = (PLAN, MOVE, CANCEL, CHANGE, UNDO)
+
+
 def read_by_rules(text: str, ctx: ReadContext) -> Reading:
+    reading = _read(text, ctx)
+    if reading.act == QUESTION and ctx.step == OnboardingStep.DONE and (polite := _POLITE_REQUEST.match(text)):
+        # Read without its modal, the request says what it asks for: a plan, a move, a cancellation,
+        # a change or an undo is that request; anything else stays the question it is.
+        request = re.sub(r"\?", ".", text[polite.end():])
+        asked = _read(request, ctx)
+        if asked.act in _REQUESTED:
+            return replace(asked, cue=f"asks politely: {asked.cue}")
+    return reading
+
+
+def _read(text: str, ctx: ReadContext) -> Reading:
     intent = intents.parse_intent(text)
     if _ROLE_TAGS.search(text):
         return Reading(OTHER, cue="chat roles typed into the message")
