@@ -26,12 +26,17 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def study():
-    start = (timezone.now() - dt.timedelta(days=21)).date()
+    # Weeks are ISO weeks: the study starts on the Monday three weeks back and everyone enrols that
+    # Monday at noon UTC, so the enrolment is in study week 1 whatever weekday today is (a Sunday
+    # start with a Monday enrolment put the enrolment in week 2).
+    day = (timezone.now() - dt.timedelta(days=21)).date()
+    start = day - dt.timedelta(days=day.weekday())
     study = services.study_create(**INTENDED_USE, name="api", start_date=start, duration_weeks=6, cohort="c1")
+    enrolled_at = dt.datetime.combine(start, dt.time(12), tzinfo=dt.UTC)
     api_client = f.client()
     for i, tz in enumerate(["Europe/Berlin", "America/New_York", "UTC"]):
         learner = f.learner(api_client, tz=tz, name=f"Person {i}")
-        services.enrollment_create(study=study, learner=learner, enrolled_at=timezone.now() - dt.timedelta(days=20))
+        services.enrollment_create(study=study, learner=learner, enrolled_at=enrolled_at)
         f.session(learner, timezone.now() - dt.timedelta(days=3), status="completed")
     return study
 
