@@ -460,3 +460,14 @@ def test_times_of_day_are_read_in_the_languages_learners_write_in(text, when):
 def test_a_request_put_as_a_question_is_the_request(text, act):
     reading = read_by_rules(text, at("done", plan=(THURSDAY,)))
     assert reading.act == act
+
+
+@pytest.mark.parametrize("text,act", [
+    ("whats on my plan this week?", "question"), ("what's on my plan for next week?", "question"),
+    ("can you plan my week?", "plan"), ("ok let's plan my week", "plan"),
+])
+def test_a_question_about_the_plan_is_not_a_request_for_one(text, act):
+    reading = read_by_rules(text, at("done", plan=(THURSDAY,)))
+    assert reading.act == act
+    if act == "question":
+        assert reading.get("about") == "plan"

@@ -375,7 +375,10 @@ def _coaching(text: str, ctx: ReadContext, intent) -> Reading:
     if _CANCEL.search(norm) and (_SESSION_WORD.search(norm) or days_in(norm, ctx)) and not asks(text):
         session = session_named(norm, ctx)
         return Reading(CANCEL, {"session": session} if session else {}, cue="asks to cancel a session")
-    if intent.kind == intents.PLAN or (not asks(text) and _PLAN_VERB.search(norm) and intent.kind != intents.REPORT):
+    # "what's on my plan this week?" asks what is planned; "can you plan my week?" asks for a plan.
+    wh_question = asks(text) and _WH_START.match(_question_part(text))
+    if (intent.kind == intents.PLAN and not wh_question) or (
+            not asks(text) and _PLAN_VERB.search(norm) and intent.kind != intents.REPORT):
         return Reading(PLAN, {**plan_values(text, ctx), **concern}, cue=intent.cue or "asks to schedule")
     if intent.kind == intents.REPORT and not (asks(text) and len(sentences(text)) == 1):
         # "did it! what next?" reports; "i did sketch for 30 min, does that count" asks.
