@@ -471,3 +471,24 @@ def test_a_question_about_the_plan_is_not_a_request_for_one(text, act):
     assert reading.act == act
     if act == "question":
         assert reading.get("about") == "plan"
+
+
+@pytest.mark.parametrize("text", [
+    "can we add a sketching session thursday night? like 9:30", "add a sketching session thursday night like 9:30",
+])
+def test_a_new_request_does_not_answer_a_pending_move_question(text):
+    """The coach asked "To when should I move your Fri 19:00 session?"; a request for a new session
+    is not that answer (it moved Friday's session to Thursday)."""
+    friday = SessionRef(ref="9", start=datetime(2030, 1, 11, 19, 0, tzinfo=TZ), minutes=30, status="planned",
+                        past=False)
+    pending = ({"label": "A", "kind": "move", "session_id": 9, "target": {}, "summary": "Fri 19:00", "day": "Fri"},)
+    reading = read_by_rules(text, at("done", plan=(friday,), options=pending, pending_kind="move"))
+    assert reading.act == "plan" and not reading.has("session")
+
+
+def test_a_day_and_time_still_answer_a_pending_move_question():
+    friday = SessionRef(ref="9", start=datetime(2030, 1, 11, 19, 0, tzinfo=TZ), minutes=30, status="planned",
+                        past=False)
+    pending = ({"label": "A", "kind": "move", "session_id": 9, "target": {}, "summary": "Fri 19:00", "day": "Fri"},)
+    reading = read_by_rules("sunday morning", at("done", plan=(friday,), options=pending, pending_kind="move"))
+    assert reading.act == "move" and reading.get("session") == "9"

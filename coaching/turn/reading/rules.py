@@ -140,8 +140,9 @@ def read_by_rules(text: str, ctx: ReadContext) -> Reading:
     if reading.act == QUESTION and ctx.step == OnboardingStep.DONE and (polite := _POLITE_REQUEST.match(text)):
         # Read without its modal, the request says what it asks for: a plan, a move, a cancellation,
         # a change or an undo is that request; anything else stays the question it is.
+        # A request is new: it answers no pending question ("To when should I move …?").
         request = re.sub(r"\?", ".", text[polite.end():])
-        asked = _read(request, ctx)
+        asked = _read(request, replace(ctx, options=(), pending_kind=""))
         if asked.act in _REQUESTED:
             return replace(asked, cue=f"asks politely: {asked.cue}")
     return reading
@@ -350,7 +351,7 @@ def _concern(text: str) -> dict[str, Value]:
 def _coaching(text: str, ctx: ReadContext, intent) -> Reading:
     norm = normalise(text)
     concern = _concern(text)
-    if ctx.pending_kind == "move" and len(ctx.options) == 1 and not asks(text):
+    if ctx.pending_kind == "move" and len(ctx.options) == 1 and not asks(text) and not _PLAN_VERB.search(norm):
         # The coach asked to when a session should move: "saturday morning" is the answer.
         moved = _move(f"move it to {text}", ctx, intent)
         if moved.values:
