@@ -492,3 +492,16 @@ def test_a_day_and_time_still_answer_a_pending_move_question():
     pending = ({"label": "A", "kind": "move", "session_id": 9, "target": {}, "summary": "Fri 19:00", "day": "Fri"},)
     reading = read_by_rules("sunday morning", at("done", plan=(friday,), options=pending, pending_kind="move"))
     assert reading.act == "move" and reading.get("session") == "9"
+
+
+def test_a_proposed_move_whose_target_the_model_translated_goes_to_the_other_day_the_words_name():
+    """The model quoted the target as "monday morning" (its translation, and a wrong one): refused;
+    the words name the session's day and one other, and that one is where it goes."""
+    friday = SessionRef(ref="9", start=datetime(2030, 1, 11, 19, 0, tzinfo=TZ), minutes=30, status="planned",
+                        past=False)
+    text = "mover a aula de sexta pra domingo de manhã"
+    reading = settle(Proposal("move", {"session": "aula de sexta pra domingo de manhã", "target": "monday morning"}),
+                     text, at("done", plan=(friday,)))
+    assert reading.get("session") == "9" and reading.get("days") == ("sun",)
+    assert reading.get("time_of_day") == "morning"
+    assert any("monday morning" in r for r in reading.rejected)

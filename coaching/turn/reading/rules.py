@@ -529,6 +529,15 @@ def _move(text: str, ctx: ReadContext, intent) -> Reading:
     return Reading(MOVE, values, cue=intent.cue or "asks to move a session")
 
 
+def day_mentions(text: str, ctx: ReadContext) -> list[tuple[str, int]]:
+    """Each day the text names (a weekday, or today or tomorrow as a weekday), with where it is said."""
+    found = [(DAY_CODES[i], match.start()) for i, match in weekdays_named(text)]
+    if ctx.today is not None:
+        found += [(DAY_CODES[(ctx.today + timedelta(days=offset)).weekday()], match.start())
+                  for offset, match in relative_days(text) if offset >= 0]
+    return sorted(found, key=lambda mention: mention[1])
+
+
 def days_in(text: str, ctx: ReadContext) -> tuple[str, ...]:
     days = [DAY_CODES[i] for i, _ in weekdays_named(text)]
     if ctx.today is not None:

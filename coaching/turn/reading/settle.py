@@ -15,6 +15,7 @@ from coaching.onboarding.values import parse_best_time, parse_confidence, parse_
 from coaching.turn.reading import intent as intents
 from coaching.turn.reading.rules import (
     asks,
+    day_mentions,
     days_in,
     goal_stands,
     looks_foreign,
@@ -209,6 +210,17 @@ def settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
                 put("time", clock, span, where)
             elif when := parse_best_time(span):
                 put("time_of_day", when, span, where)
+    if act == MOVE and "session" in values and "days" not in values and "time" not in values:
+        # The model's "to where" was refused (not the learner's words: it translated them), but the
+        # words name the session's day and one other: that other day is where it goes, at the time
+        # of day said after it ("de sexta pra domingo de manhã").
+        moved = next((s for s in ctx.plan if s.ref == values["session"].value), None)
+        named = [(code, at) for code, at in day_mentions(text, ctx) if moved is None or code != moved.day]
+        if moved is not None and len({code for code, _ in named}) == 1:
+            after = text[named[0][1]:]
+            put("days", (named[0][0],), after, 0)
+            if when := parse_best_time(after):
+                put("time_of_day", when, after, 0)
     labels = [o["label"] for o in ctx.options]
     if (option := proposal.quotes.get("option")) and (option in labels or option == "none") and act == ANSWER:
         put("option", option, text, 0)
