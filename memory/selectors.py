@@ -386,11 +386,14 @@ def _scan_search(*, learner_id: int | None, query: str, qvec: list[float], limit
     """SQLite (embedded): the same ranking computed in Python over the learner's rows (an exact
     scan): the vector side by cosine lowered by hubness, the text side by BM25 over the facts'
     words (memory/ranking.py; words as `_tokens` makes them, not stemmed as PostgreSQL's english
-    configuration does, and a fact's length counts every word, not distinct ones), fused by rank."""
+    configuration does, and a fact's length counts every word, not distinct ones), scored as the
+    statement scores them (the mix per learner, reciprocal-rank fusion globally)."""
     candidates = _scan_candidates(learner_id=learner_id, query=query, qvec=qvec, include_superseded=include_superseded,
                                   who=who)
     depth = ranking.side_depth(limit)
-    by_vector = sorted(candidates, key=lambda c: (-(c["cosine"] - conf.SEARCH_HUB_WEIGHT * c["hubness"]), -c["id"]))
+    learner = learner_id is not None  # global search keeps its reciprocal-rank fusion, as on PostgreSQL
+    hub_weight = conf.SEARCH_HUB_WEIGHT if learner else conf.GLOBAL_HUB_WEIGHT
+    by_vector = sorted(candidates, key=lambda c: (-(c["cosine"] - hub_weight * c["hubness"]), -c["id"]))
     terms = set(_tokens(query))
     text = ranking.bm25_scores([c["words"] for c in candidates], terms)
     ceiling = ranking.bm25_ceiling([c["words"] for c in candidates], terms)
@@ -405,9 +408,13 @@ def _scan_search(*, learner_id: int | None, query: str, qvec: list[float], limit
             continue
         decay = rules.decay_score(c["last_accessed_at"], now)
         vr, tr = vranks.get(c["id"]), tranks.get(c["id"])
-        c["share"] = c["text"] / ceiling if ceiling > 0 else 0.0
-        fused = fused_score(vector_rank=vr, text_rank=tr, text_share=c["share"],
-                            vector=c["cosine"] - conf.SEARCH_HUB_WEIGHT * c["hubness"])
+        if learner:
+            c["share"] = c["text"] / ceiling if ceiling > 0 else 0.0
+            fused = fused_score(vector_rank=vr, text_rank=tr, text_share=c["share"],
+                                vector=c["cosine"] - hub_weight * c["hubness"])
+        else:
+            c["share"] = None
+            fused = conf.GLOBAL_W_VECTOR * ranking.rrf(vr) + conf.GLOBAL_W_TEXT * ranking.rrf(tr)
         ranked.append((fused * decay, decay, vr, tr, c))
     ranked.sort(key=lambda t: (-t[0], -t[4]["id"]))
     top = ranked[:limit]

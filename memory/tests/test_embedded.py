@@ -29,3 +29,11 @@ def test_sqlite_ingest_search_and_context(learner):
         vector_rank=parts["vector_rank"], text_rank=parts["text_rank"], text_share=parts["text_share"],
         vector=parts["vector"] - conf.SEARCH_HUB_WEIGHT * parts["hubness"]) * parts["decay"], abs=1e-5)
     assert "The learner prefers studying in the evening." in selectors.build_context(learner.pk)
+    # Global (staff) search keeps its reciprocal-rank fusion, as the PostgreSQL statement does.
+    from memory import ranking
+
+    glob = selectors.search_memory_global(query="phone distraction", limit=2, touch=False)
+    top = glob[0]["parts"]
+    assert top["text_share"] is None and glob[0]["score"] == pytest.approx(
+        (conf.GLOBAL_W_VECTOR * ranking.rrf(top["vector_rank"]) + conf.GLOBAL_W_TEXT * ranking.rrf(top["text_rank"]))
+        * top["decay"], abs=1e-6)
