@@ -505,3 +505,14 @@ def test_a_proposed_move_whose_target_the_model_translated_goes_to_the_other_day
     assert reading.get("session") == "9" and reading.get("days") == ("sun",)
     assert reading.get("time_of_day") == "morning"
     assert any("monday morning" in r for r in reading.rejected)
+
+
+def test_a_move_with_no_target_proposed_takes_no_day_from_the_words():
+    """Only a target the model pointed at in its own words is looked for in the learner's: "i can't
+    do saturday" names a day that is not where the session goes."""
+    friday = SessionRef(ref="9", start=datetime(2030, 1, 11, 19, 0, tzinfo=TZ), minutes=30, status="planned",
+                        past=False)
+    text = "move friday's session, i can't do saturday"
+    reading = settle(Proposal("move", {"session": "friday's session"}), text, at("done", plan=(friday,)))
+    assert reading.get("session") == "9" and not reading.has("days")
+

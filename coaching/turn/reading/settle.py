@@ -210,7 +210,8 @@ def settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
                 put("time", clock, span, where)
             elif when := parse_best_time(span):
                 put("time_of_day", when, span, where)
-    if act == MOVE and "session" in values and "days" not in values and "time" not in values:
+    target_refused = any(reason.startswith("target: not the learner's words") for reason in why)
+    if act == MOVE and target_refused and "session" in values and "days" not in values and "time" not in values:
         # The model's "to where" was refused (not the learner's words: it translated them), but the
         # words name the session's day and one other: that other day is where it goes, at the time
         # of day said after it ("de sexta pra domingo de manhã").
