@@ -516,3 +516,13 @@ def test_a_move_with_no_target_proposed_takes_no_day_from_the_words():
     reading = settle(Proposal("move", {"session": "friday's session"}), text, at("done", plan=(friday,)))
     assert reading.get("session") == "9" and not reading.has("days")
 
+
+def test_a_proposed_move_with_only_a_translated_target_finds_the_session_and_day_in_the_words():
+    """The model proposed a move with no session and the target "sunday morning" (its translation of
+    "sábado de manhã", and a wrong one): the words name Thursday's session and Saturday morning."""
+    text = "mover a sessão de quinta pra sábado de manhã"
+    reading = settle(Proposal("move", {"target": "sunday morning", "time_of_day": "morning"}), text,
+                     at("done", plan=(THURSDAY,)))
+    assert reading.get("session") == "7" and reading.get("days") == ("sat",)
+    assert reading.get("time_of_day") == "morning"
+

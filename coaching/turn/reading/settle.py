@@ -211,13 +211,16 @@ def settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
             elif when := parse_best_time(span):
                 put("time_of_day", when, span, where)
     target_refused = any(reason.startswith("target: not the learner's words") for reason in why)
-    if act == MOVE and target_refused and "session" in values and "days" not in values and "time" not in values:
+    if act == MOVE and target_refused and "days" not in values and "time" not in values:
         # The model's "to where" was refused (not the learner's words: it translated them), but the
         # words name the session's day and one other: that other day is where it goes, at the time
         # of day said after it ("de sexta pra domingo de manhã").
-        moved = next((s for s in ctx.plan if s.ref == values["session"].value), None)
+        ref = values["session"].value if "session" in values else getattr(session_named(text, ctx), "value", None)
+        moved = next((s for s in ctx.plan if s.ref == ref), None)
         named = [(code, at) for code, at in day_mentions(text, ctx) if moved is None or code != moved.day]
         if moved is not None and len({code for code, _ in named}) == 1:
+            if "session" not in values:
+                put("session", moved.ref, text, 0)
             after = text[named[0][1]:]
             put("days", (named[0][0],), after, 0)
             if when := parse_best_time(after):
