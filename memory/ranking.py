@@ -39,34 +39,38 @@ def side_depth(limit: int) -> int:
     return max(SIDE_DEPTH, 4 * limit)
 
 
-def bm25_scores(docs: Sequence[Sequence[str]], terms: Iterable[str], *, k1: float = BM25_K1,
-                b: float = BM25_B) -> list[float]:
-    """Okapi BM25 of each document (a list of its words, repeats kept) for a set of query terms,
-    with the document frequencies of these documents; 0 for a document with none of the terms."""
-    wanted = set(terms)
-    counts = [Counter(w for w in doc if w in wanted) for doc in docs]
-    lengths = [len(doc) for doc in docs]
-    n = len(counts)
-    if not n or not wanted:
-        return [0.0] * n
-    avg = max(sum(lengths) / n, 1.0)
-    df: Counter = Counter()
-    for c in counts:
-        df.update(c.keys())
-    idf = {t: math.log(1 + (n - f + 0.5) / (f + 0.5)) for t, f in df.items()}
-    return [sum(idf[t] * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / avg)) for t, tf in c.items())
-            for c, length in zip(counts, lengths, strict=True)]
-
-
-def bm25_ceiling(docs: Sequence[Sequence[str]], terms: Iterable[str], *, k1: float = BM25_K1) -> float:
-    """The most BM25 a document of these could score for these terms (each query word that occurs in
-    them at its inverse document frequency, at saturation): what a text score is a share of."""
+def bm25_idf(docs: Sequence[Sequence[str]], terms: Iterable[str]) -> dict[str, float]:
+    """Each query term's inverse document frequency among these documents (a list of words each),
+    for the terms at least one of them holds."""
     wanted = set(terms)
     n = len(docs)
     df: Counter = Counter()
     for doc in docs:
         df.update(wanted.intersection(doc))
-    return sum(math.log(1 + (n - f + 0.5) / (f + 0.5)) for f in df.values()) * (k1 + 1)
+    return {t: math.log(1 + (n - f + 0.5) / (f + 0.5)) for t, f in df.items()}
+
+
+def bm25_scores(docs: Sequence[Sequence[str]], terms: Iterable[str], *, k1: float = BM25_K1,
+                b: float = BM25_B, idf: dict[str, float] | None = None) -> list[float]:
+    """Okapi BM25 of each document (a list of its words, repeats kept) for a set of query terms,
+    with the document frequencies of these documents (`idf`, when the caller has it); 0 for a
+    document with none of the terms."""
+    wanted = set(terms)
+    idf = bm25_idf(docs, wanted) if idf is None else idf
+    counts = [Counter(w for w in doc if w in idf) for doc in docs]
+    lengths = [len(doc) for doc in docs]
+    n = len(counts)
+    if not n or not wanted:
+        return [0.0] * n
+    avg = max(sum(lengths) / n, 1.0)
+    return [sum(idf[t] * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / avg)) for t, tf in c.items())
+            for c, length in zip(counts, lengths, strict=True)]
+
+
+def bm25_ceiling(idf: dict[str, float], *, k1: float = BM25_K1) -> float:
+    """The most BM25 a document could score for the query (each query word that occurs, at its
+    inverse document frequency, at saturation): what a text score is a share of."""
+    return sum(idf.values()) * (k1 + 1)
 
 
 def mixed_score(*, vector: float, text_share: float, w_vector: float, w_text: float) -> float:

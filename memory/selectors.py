@@ -213,7 +213,7 @@ top AS (
                GREATEST(%(floor)s, EXP(-%(lam)s * GREATEST(0.0,
                    EXTRACT(EPOCH FROM (%(now)s::timestamptz - f.last_accessed_at)) / 86400.0))) AS decay,
                {fused} AS fused, {share} AS share
-        FROM cand JOIN memory_fact f ON f.id = cand.id{ceiling}
+        FROM cand JOIN memory_fact f ON f.id = cand.id{mix_join}
     ) s
     ORDER BY score DESC, s.id DESC LIMIT %(limit)s
 )
@@ -230,6 +230,9 @@ ORDER BY score DESC, f.id DESC
 # among the learner's facts (the `ceiling` CTE); globally, where the text side is ts_rank_cd and has
 # no such ceiling, reciprocal-rank fusion.
 _TEXT_SHARE = "COALESCE(cand.r, 0.0) / ceiling.m"
+# The vector score is computed again for the ~200 candidates from the fact's row: reading it from the
+# learner pass instead (1 - lf.d, a join on the materialised pass) was slower in the one bench run
+# that tried it (vector cached p95 13.1 ms against 7.9 for the old ranking in the same run).
 _FUSED_MIX = ("GREATEST(0.0, 1.0 + %(wv)s * (1.0 - (f.embedding <=> q.v) - %(hw)s * f.hubness)"
               f" + %(wt)s * {_TEXT_SHARE})")
 _FUSED_RRF = "COALESCE(%(wv)s / (%(rrf_k)s + cand.vrk), 0.0) + COALESCE(%(wt)s / (%(rrf_k)s + cand.trk), 0.0)"
@@ -299,8 +302,7 @@ def hybrid_statement(*, learner_id: int | None, query: str, qvec: list[float], k
     """The SQL and parameters of one hybrid search (the bench EXPLAINs exactly this)."""
     terms = _tokens(query)[:32]
     params: dict[str, Any] = {"vec": _vector_literal(qvec), "k": k, "limit": limit, "now": now,
-                              "floor": conf.DECAY_FLOOR, "lam": conf.DECAY_LAMBDA, "wv": conf.SEARCH_W_VECTOR,
-                              "wt": conf.SEARCH_W_TEXT, "hw": conf.SEARCH_HUB_WEIGHT, "learner": learner_id,
+                              "floor": conf.DECAY_FLOOR, "lam": conf.DECAY_LAMBDA, "learner": learner_id,
                               "tsq": " | ".join(terms), "qtext": " ".join(terms), "rrf_k": ranking.RRF_K,
                               "k1": ranking.BM25_K1, "b": ranking.BM25_B}
     tsq = "to_tsquery('english', %(tsq)s)" if terms else "NULL::tsquery"
@@ -317,12 +319,11 @@ def hybrid_statement(*, learner_id: int | None, query: str, qvec: list[float], k
     else:
         # Globally the query vector must be a constant in ORDER BY for the HNSW index to serve it.
         sides = _GLOBAL_CTE.format(where=where)
-    if learner_id is None:
-        params.update(wv=conf.GLOBAL_W_VECTOR, wt=conf.GLOBAL_W_TEXT, hw=conf.GLOBAL_HUB_WEIGHT)
-    mixed = learner_id is not None and conf.SEARCH_FUSION == "mix"
+    fusion, params["wv"], params["wt"], params["hw"] = ranking_for(learner=learner_id is not None)
+    mixed = fusion == "mix"
     sql = _HYBRID_SQL.format(tsq=tsq, terms=term_list, sides=sides, fused=_FUSED_MIX if mixed else _FUSED_RRF,
                              share=_TEXT_SHARE if mixed else "NULL::float8",
-                             ceiling=" CROSS JOIN q CROSS JOIN ceiling" if mixed else "")
+                             mix_join=" CROSS JOIN q CROSS JOIN ceiling" if mixed else "")
     return (_PUBLIC_REFS_SQL.format(inner=sql) if public_refs else sql), params
 
 
@@ -369,16 +370,24 @@ def _pg_search(*, learner_id: int | None, query: str, qvec: list[float], k: int,
             for r in rows]
 
 
+def ranking_for(*, learner: bool) -> tuple[str, float, float, float]:
+    """(fusion, vector weight, text weight, hubness weight) of a learner's search, or of a global
+    (staff) one, which keeps its reciprocal-rank fusion (its text side, ts_rank_cd, has no ceiling)."""
+    if learner:
+        return conf.SEARCH_FUSION, conf.SEARCH_W_VECTOR, conf.SEARCH_W_TEXT, conf.SEARCH_HUB_WEIGHT
+    return "rrf", conf.GLOBAL_W_VECTOR, conf.GLOBAL_W_TEXT, conf.GLOBAL_HUB_WEIGHT
+
+
 def fused_score(*, vector_rank: int | None, text_rank: int | None, vector: float = 0.0,
-                text_share: float = 0.0) -> float:
-    """The score before decay, as the PostgreSQL statement computes it for a learner: with the mix
-    (conf.SEARCH_FUSION), from the fact's vector score (cosine lowered by hubness) and its text
-    score's share of the query's ceiling; with reciprocal-rank fusion, each side's weight over
+                text_share: float | None = 0.0, learner: bool = True) -> float:
+    """The score before decay, as the PostgreSQL statement computes it: with the mix (a learner's
+    search, conf.SEARCH_FUSION), from the fact's vector score (cosine lowered by hubness) and its
+    text score's share of the query's ceiling; with reciprocal-rank fusion, each side's weight over
     (RRF_K + the fact's rank on that side), nothing from a side that did not return it."""
-    if conf.SEARCH_FUSION == "mix":
-        return ranking.mixed_score(vector=vector, text_share=text_share, w_vector=conf.SEARCH_W_VECTOR,
-                                   w_text=conf.SEARCH_W_TEXT)
-    return (conf.SEARCH_W_VECTOR * ranking.rrf(vector_rank) + conf.SEARCH_W_TEXT * ranking.rrf(text_rank))
+    fusion, w_vector, w_text, _ = ranking_for(learner=learner)
+    if fusion == "mix":
+        return ranking.mixed_score(vector=vector, text_share=text_share or 0.0, w_vector=w_vector, w_text=w_text)
+    return w_vector * ranking.rrf(vector_rank) + w_text * ranking.rrf(text_rank)
 
 
 def _scan_search(*, learner_id: int | None, query: str, qvec: list[float], limit: int,
@@ -391,12 +400,13 @@ def _scan_search(*, learner_id: int | None, query: str, qvec: list[float], limit
     candidates = _scan_candidates(learner_id=learner_id, query=query, qvec=qvec, include_superseded=include_superseded,
                                   who=who)
     depth = ranking.side_depth(limit)
-    learner = learner_id is not None  # global search keeps its reciprocal-rank fusion, as on PostgreSQL
-    hub_weight = conf.SEARCH_HUB_WEIGHT if learner else conf.GLOBAL_HUB_WEIGHT
+    learner = learner_id is not None
+    fusion, _, _, hub_weight = ranking_for(learner=learner)
     by_vector = sorted(candidates, key=lambda c: (-(c["cosine"] - hub_weight * c["hubness"]), -c["id"]))
-    terms = set(_tokens(query))
-    text = ranking.bm25_scores([c["words"] for c in candidates], terms)
-    ceiling = ranking.bm25_ceiling([c["words"] for c in candidates], terms)
+    docs, terms = [c["words"] for c in candidates], set(_tokens(query))
+    idf = ranking.bm25_idf(docs, terms)
+    text = ranking.bm25_scores(docs, terms, idf=idf)
+    ceiling = ranking.bm25_ceiling(idf)
     for c, t in zip(candidates, text, strict=True):
         c["text"] = t
     by_text = sorted((c for c in candidates if c["text"] > 0), key=lambda c: (-c["text"], -c["id"]))
@@ -408,13 +418,9 @@ def _scan_search(*, learner_id: int | None, query: str, qvec: list[float], limit
             continue
         decay = rules.decay_score(c["last_accessed_at"], now)
         vr, tr = vranks.get(c["id"]), tranks.get(c["id"])
-        if learner:
-            c["share"] = c["text"] / ceiling if ceiling > 0 else 0.0
-            fused = fused_score(vector_rank=vr, text_rank=tr, text_share=c["share"],
-                                vector=c["cosine"] - hub_weight * c["hubness"])
-        else:
-            c["share"] = None
-            fused = conf.GLOBAL_W_VECTOR * ranking.rrf(vr) + conf.GLOBAL_W_TEXT * ranking.rrf(tr)
+        c["share"] = (c["text"] / ceiling if ceiling > 0 else 0.0) if fusion == "mix" else None
+        fused = fused_score(vector_rank=vr, text_rank=tr, text_share=c["share"], learner=learner,
+                            vector=c["cosine"] - hub_weight * c["hubness"])
         ranked.append((fused * decay, decay, vr, tr, c))
     ranked.sort(key=lambda t: (-t[0], -t[4]["id"]))
     top = ranked[:limit]
