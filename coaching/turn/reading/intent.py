@@ -28,7 +28,6 @@ from coaching.turn.reading.vocabulary import (
 REPORT, QUESTION, PLAN, RESCHEDULE, UNDO, OTHER = "report", "question", "plan_request", "reschedule", "undo", "other"
 
 
-
 @dataclass(frozen=True)
 class Intent:
     kind: str

@@ -539,12 +539,8 @@ def day_mentions(text: str, ctx: ReadContext) -> list[tuple[str, int]]:
 
 
 def days_in(text: str, ctx: ReadContext) -> tuple[str, ...]:
-    days = [DAY_CODES[i] for i, _ in weekdays_named(text)]
-    if ctx.today is not None:
-        for offset, _ in relative_days(text):
-            if offset >= 0:
-                days.append(DAY_CODES[(ctx.today + timedelta(days=offset)).weekday()])
-    return tuple(dict.fromkeys(days))
+    """The days the text names, each once, in the order it says them."""
+    return tuple(dict.fromkeys(code for code, _ in day_mentions(text, ctx)))
 
 
 def session_named(text: str, ctx: ReadContext) -> Value | None:

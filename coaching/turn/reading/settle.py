@@ -119,6 +119,13 @@ def _in_greeting(span: str, source: str) -> bool:
     return bool(greeting) and span.lower() in greeting.lower()
 
 
+def _session_meant(values: dict[str, Value], text: str, ctx: ReadContext) -> SessionRef | None:
+    """The planned session a move acts on: the one settled from the proposal, else the one the
+    message's own words name (by its day, or the only one planned)."""
+    ref = values["session"].value if "session" in values else getattr(session_named(text, ctx), "value", None)
+    return next((s for s in ctx.plan if s.ref == ref), None)
+
+
 def settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
     why: list[str] = []
     act = proposal.act if proposal.act in ACTS else OTHER
@@ -196,8 +203,7 @@ def settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
             if act not in (MOVE, PLAN):
                 why.append(f"target: a {act} moves nothing to another time")
                 continue
-            named = values["session"].value if "session" in values else getattr(session_named(text, ctx), "value", None)
-            moved = next((s for s in ctx.plan if s.ref == named), None)
+            moved = _session_meant(values, text, ctx)
             if act == MOVE and moved is not None and "session" not in values:
                 put("session", moved.ref, text, 0)  # named by its day in this message ("di lunedì a martedì")
             days = days_in(span, ctx)
@@ -215,8 +221,7 @@ def settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
         # The model's "to where" was refused (not the learner's words: it translated them), but the
         # words name the session's day and one other: that other day is where it goes, at the time
         # of day said after it ("de sexta pra domingo de manhã").
-        ref = values["session"].value if "session" in values else getattr(session_named(text, ctx), "value", None)
-        moved = next((s for s in ctx.plan if s.ref == ref), None)
+        moved = _session_meant(values, text, ctx)
         named = [(code, at) for code, at in day_mentions(text, ctx) if moved is None or code != moved.day]
         if moved is not None and len({code for code, _ in named}) == 1:
             if "session" not in values:
