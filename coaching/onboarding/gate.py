@@ -36,6 +36,7 @@ from coaching.onboarding.values import (
     parse_category_answer,
     parse_confidence,
     parse_hours,
+    said_with_unit,
 )
 
 STEPS = [OnboardingStep.GOAL, OnboardingStep.CATEGORY, OnboardingStep.WEEKLY_HOURS,
@@ -63,11 +64,12 @@ def _with_unit(pattern, parse):
 
 def _early_values(text: str, answers: OnboardingAnswers) -> dict:
     """Hours and confidence the learner gave with their unit ("3 hours a week", "7/10") before the
-    question came. The time of day is NOT read early: "evenings are chaos" names a time that does
+    question came; the hours read from the whole message, so a rate said around the amount counts
+    ("every other day for half an hour" is 1.75 h, not half an hour). The time of day is NOT read early: "evenings are chaos" names a time that does
     NOT suit them."""
     out: dict = {}
-    if answers.weekly_hours is None and not CLOCK_LIKE.search(text) and (
-            hours := _settled(text, _with_unit(HOURS_WITH_UNIT, parse_hours))):
+    if answers.weekly_hours is None and not CLOCK_LIKE.search(text) and said_with_unit(text) and (
+            hours := _settled(text, parse_hours)):
         out["weekly_hours"] = hours
     if answers.confidence is None and (
             confidence := _settled(text, _with_unit(CONFIDENCE_WITH_SCALE, parse_confidence))) is not None:

@@ -425,6 +425,12 @@ def parse_hours(text: str) -> Decimal | None:
     return Decimal(str(round(value, 2))).quantize(Decimal("0.01"))
 
 
+def said_with_unit(text: str) -> bool:
+    """The message gives an amount of time with its unit ("3 hours", "half an hour", "20 min a day"),
+    not a bare number."""
+    return _read_hours(text).with_unit
+
+
 def hours_per_occasion(text: str) -> tuple[str, str, Decimal] | None:
     """("30 minutes", "evening", 2.5) when the answer gives an amount per evening, session or time
     and no count of them, so no weekly total can be read from it; the last item is five of them."""

@@ -255,6 +255,16 @@ def test_hours_and_confidence_given_early_are_taken_but_not_a_time_of_day():
     assert out.accepted and "best_time" not in out.updates and out.next_step == OnboardingStep.BEST_TIME
 
 
+@pytest.mark.parametrize("rejected_in_row", [0, 1])
+def test_a_rate_given_at_the_area_question_is_kept_and_the_area_asked_again(rejected_in_row):
+    # A rate around the amount is read with it: every other day (3.5 a week) for half an hour.
+    a = OnboardingAnswers(step=OnboardingStep.CATEGORY, primary_goal="learn python for data stuff at work")
+    out = advance(a, "every other day for half an hour", rejected_in_row=rejected_in_row)
+    assert out.accepted and out.updates == {"weekly_hours": Decimal("1.75"), "onboarding_step": OnboardingStep.CATEGORY}
+    out = advance(OnboardingAnswers(step=OnboardingStep.CATEGORY, primary_goal="learn knitting"), "an hour a day")
+    assert out.updates["weekly_hours"] == Decimal("7") and out.next_step == OnboardingStep.CATEGORY
+
+
 @pytest.mark.parametrize("text,expected", [
     ("it's a hobby", "other"), ("just for fun", "other"), ("for work", "career"), ("it's for uni", "academic"),
     ("music I guess", "music"), ("sport/fitness", "sport"), ("mostly about staying fit", "sport"),
