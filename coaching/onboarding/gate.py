@@ -65,8 +65,8 @@ def _with_unit(pattern, parse):
 def _early_values(text: str, answers: OnboardingAnswers) -> dict:
     """Hours and confidence the learner gave with their unit ("3 hours a week", "7/10") before the
     question came; the hours read from the whole message, so a rate said around the amount counts
-    ("every other day for half an hour" is 1.75 h, not half an hour). The time of day is NOT read early: "evenings are chaos" names a time that does
-    NOT suit them."""
+    ("every other day for half an hour" is 1.75 h, not half an hour). The time of day is NOT read
+    early: "evenings are chaos" names a time that does NOT suit them."""
     out: dict = {}
     if answers.weekly_hours is None and not CLOCK_LIKE.search(text) and said_with_unit(text) and (
             hours := _settled(text, parse_hours)):
