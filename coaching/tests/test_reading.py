@@ -526,3 +526,19 @@ def test_a_proposed_move_with_only_a_translated_target_finds_the_session_and_day
     assert reading.get("session") == "7" and reading.get("days") == ("sat",)
     assert reading.get("time_of_day") == "morning"
 
+
+
+@pytest.mark.parametrize("text,slot,value", [
+    ("ugh, what a week. maybe i should lower it to 3 hours... what do you think?", "weekly_hours", 3.0),
+    ("should I bump it up to 5 hours a week?", "weekly_hours", 5.0),
+    ("would mornings work better for me, do you think?", "time_of_day", "morning"),
+    ("how many hours should I do a week?", None, None),
+    ("I did 3 hours this week, is that enough?", None, None),
+    ("can sunday be in the afternoon instead?", None, None),  # a session's time, not the best time
+])
+def test_a_question_carries_the_change_it_weighs_and_nothing_else(text, slot, value):
+    """What the learner weighs aloud is carried on the question (the coach offers it), never as a change."""
+    reading = read_by_rules(text, at("done", plan=(THURSDAY,)))
+    assert reading.act == "question"
+    weighed = {k: reading.get(k) for k in ("weekly_hours", "time_of_day") if reading.has(k)}
+    assert weighed == ({slot: value} if slot else {})

@@ -229,3 +229,36 @@ def test_a_report_the_model_proposes_is_written_where_the_words_agree_and_name_t
     say("yesterday was a no")
     checkin = CheckIn.objects.get()
     assert (checkin.session_id, checkin.outcome) == (yesterday.pk, "skipped")
+
+
+def test_a_change_weighed_in_a_question_is_offered_not_written_and_a_yes_writes_it(api, say_for):
+    client, _ = api
+    learner = onboarded_learner(client)
+    services.profile_update(learner=learner, weekly_hours=6)
+    say = say_for(learner.research_id)
+    reply = say("ugh this week was a mess, work ate every evening and i got one session in. "
+                "maybe i should lower it to 4 hours... what do you think?")
+    assert reply == ("Sounds good.\n\nShall I change your weekly hours to 4 (6 now)? Say “yes” and I will; "
+                     "sessions already planned stay as they are."), reply
+    assert LearnerProfile.objects.get(learner=learner).weekly_hours == 6  # weighed, not written
+    turn = Turn.objects.order_by("-id").first()
+    assert turn.reading["act"] == "question" and turn.reading["values"]["weekly_hours"]["value"] == 4.0
+    reply = say("yes")
+    assert reply.startswith("Updated: 4 hours a week (it was 6)."), reply
+    assert LearnerProfile.objects.get(learner=learner).weekly_hours == 4
+    assert say("undo").startswith("Undone")
+    assert LearnerProfile.objects.get(learner=learner).weekly_hours == 6
+
+
+def test_a_no_to_an_offered_change_keeps_the_profile(api, say_for):
+    client, _ = api
+    learner = onboarded_learner(client)
+    say = say_for(learner.research_id)
+    reply = say("would mornings work better for me, do you think?")
+    assert reply.endswith("Shall I change your best time to morning (evening now)? Say “yes” and I will; "
+                          "sessions already planned stay as they are."), reply
+    assert say("no thanks") == "OK, I'll leave it as it is."
+    assert LearnerProfile.objects.get(learner=learner).best_time == "evening"
+    # Nothing is pending any more: a later "yes" writes nothing.
+    say("yes")
+    assert LearnerProfile.objects.get(learner=learner).best_time == "evening"

@@ -18,7 +18,8 @@ ON = RouteState(onboarded=True)
 _OPTIONS = {"plan": ({"label": "A", "kind": "plan", "summary": "3 sessions"}, {"label": "B", "kind": "plan",
                                                                              "summary": "2 sessions"}),
             "report": ({"label": "A", "kind": "report", "summary": "Tue 18:00", "day": "Tue"},
-                       {"label": "B", "kind": "report", "summary": "Thu 18:00", "day": "Thu"})}
+                       {"label": "B", "kind": "report", "summary": "Thu 18:00", "day": "Thu"}),
+            "change": ({"label": "A", "kind": "change", "weekly_hours": "3", "summary": "change your weekly hours"},)}
 
 
 def _route(state: RouteState, text: str):
@@ -38,6 +39,9 @@ def _route(state: RouteState, text: str):
     (ON, "I skipped it, too tired", "checkin", "session_report"),
     (RouteState(onboarded=True, options_pending=True), "option B", "planner", "option_answer"),
     (RouteState(onboarded=True, options_pending=True), "yes", "planner", "option_answer"),
+    (RouteState(onboarded=True, options_pending=True, options_kind="change"), "yes", "onboarding", "change_choice"),
+    (RouteState(onboarded=True, options_pending=True, options_kind="change"), "no thanks", "onboarding",
+     "change_choice"),
     (ON, "yes", "coach", "default"),  # no options pending: "yes" is just a message
     (ON, "when should I schedule practice?", "planner", "plan_question"),
     (ON, "I feel stuck and frustrated", "reflection", "reflection_cue"),

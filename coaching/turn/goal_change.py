@@ -4,7 +4,9 @@ confidence score ("my confidence is more like a 7 now"). Code only: the new valu
 read by the router (the goal with the same rules as at the goal step, its category mapped by
 rules; the time by `onboarding.time_correction`), the profile is written through the profile
 service, the learner is told exactly what changed, and "undo" puts the old value back (the write
-is recorded as an undoable `profile_update`)."""
+is recorded as an undoable `profile_update`). A new weekly total or best time the learner only
+weighs in a question ("maybe I should lower it to 3 hours… what do you think?") is offered, not
+written: the offer is one pending option, and a yes to it writes the change the same way."""
 
 from __future__ import annotations
 
@@ -35,9 +37,9 @@ def goal_change_turn(run) -> str:
             "as they are: say “let's plan” for a week built around the new goal, or “undo” to keep the old one.")
 
 
-def time_change_turn(run) -> str:
+def time_change_turn(run, best_time: str | None = None) -> str:
     run.outcome = "templated"
-    profile, best_time = run.profile, run.reading.get("time_of_day")
+    profile, best_time = run.profile, best_time or run.reading.get("time_of_day")
     new = BestTime(best_time).label.lower()
     if profile.best_time == best_time:
         return f"Noted: {new} is already your best time."
@@ -48,11 +50,12 @@ def time_change_turn(run) -> str:
             "“let's plan” for a week at the new time, or “undo” to keep the old one.")
 
 
-def hours_change_turn(run) -> str:
+def hours_change_turn(run, hours_said: float | str | None = None) -> str:
     """'I can only do 2 hours a week now': the weekly hours, written and stated, undoable."""
     run.outcome = "templated"
     profile = run.profile
-    hours = Decimal(str(run.reading.get("weekly_hours"))).quantize(Decimal("0.01"))
+    said = hours_said if hours_said is not None else run.reading.get("weekly_hours")
+    hours = Decimal(str(said)).quantize(Decimal("0.01"))
     if not Decimal("0.5") <= hours <= Decimal("80"):
         return "I can plan with 0.5 to 80 hours a week: how many would you like?"
     if profile.weekly_hours == hours:
@@ -74,3 +77,41 @@ def confidence_change_turn(run) -> str:
     _write(run, {"confidence": confidence}, previous, confidence=confidence)
     old = f"{profile.confidence}/10" if profile.confidence is not None else "not set"
     return f"Updated: your confidence is {confidence}/10 (it was {old}). Say “undo” to keep the old score."
+
+
+# What an offer may change: the reading's slots a question can weigh.
+_OFFERABLE = ("weekly_hours", "time_of_day")
+
+
+def change_offer(run) -> str:
+    """The change a question weighs, offered in code's words and left pending as one option (the
+    reply's `offered_options`); "" when the question weighs none or it is what the profile holds."""
+    reading, profile = run.reading, run.profile
+    slot = next((s for s in _OFFERABLE if reading.has(s)), None)
+    if slot is None:
+        return ""
+    value = reading.get(slot)
+    if slot == "weekly_hours":
+        hours = Decimal(str(value)).quantize(Decimal("0.01"))
+        if profile.weekly_hours == hours or not Decimal("0.5") <= hours <= Decimal("80"):
+            return ""
+        now = f"{profile.weekly_hours.normalize():f} now" if profile.weekly_hours is not None else "not set yet"
+        change, value = f"your weekly hours to {hours.normalize():f} ({now})", str(hours)
+    else:
+        if profile.best_time == value:
+            return ""
+        now = f"{BestTime(profile.best_time).label.lower()} now" if profile.best_time else "not set yet"
+        change = f"your best time to {BestTime(value).label.lower()} ({now})"
+    run.offered_options = [{"label": "A", "kind": "change", slot: value, "summary": f"change {change}"}]
+    return f"Shall I change {change}? Say “yes” and I will; sessions already planned stay as they are."
+
+
+def offered_change_turn(run) -> str:
+    """The learner's answer to an offered change: a yes writes it (undoable), a no keeps the profile."""
+    offered = run.previous.offered_options[0]
+    if run.reading.get("option") != offered["label"]:
+        run.outcome = "templated"
+        return "OK, I'll leave it as it is."
+    if "weekly_hours" in offered:
+        return hours_change_turn(run, offered["weekly_hours"])
+    return time_change_turn(run, offered["time_of_day"])

@@ -27,7 +27,7 @@ class RouteState:
     onboarded: bool
     checkin_due: bool = False  # a planned session has ended and has no report yet
     options_pending: bool = False  # the previous coach turn offered options (A/B/…)
-    options_kind: str = "plan"  # plan | reschedule | report | move (what the options were for)
+    options_kind: str = "plan"  # plan | reschedule | report | move | change (what the options were for)
     undo_specialist: str = ""  # the previous turn wrote something (and who): "undo" can take it back
 
 
@@ -57,6 +57,8 @@ def route(state: RouteState, reading: Reading) -> RouteDecision:
         return RouteDecision(ONBOARDING, "hours_change",
                              f"learner changes their weekly hours to {reading.get('weekly_hours')}")
     if state.options_pending and act == ANSWER:
+        if state.options_kind == "change":
+            return RouteDecision(ONBOARDING, "change_choice", f"answer to the profile change offered last turn ({cue})")
         if state.options_kind == "report":
             return RouteDecision(CHECKIN, "report_choice", f"answer to which session was meant ({cue})")
         if state.options_kind == "move":

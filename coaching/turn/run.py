@@ -18,7 +18,14 @@ from coaching.services import context_for, learner_tz, message_mark_unanswered
 from coaching.turn import prompts
 from coaching.turn.checkin import checkin_turn
 from coaching.turn.dialogue import coach_replies, learner_texts, onboarding_rejections_in_row
-from coaching.turn.goal_change import confidence_change_turn, goal_change_turn, hours_change_turn, time_change_turn
+from coaching.turn.goal_change import (
+    change_offer,
+    confidence_change_turn,
+    goal_change_turn,
+    hours_change_turn,
+    offered_change_turn,
+    time_change_turn,
+)
 from coaching.turn.model import StreamGate, model_text, turn_context
 from coaching.turn.onboarding import onboarding_turn
 from coaching.turn.persistence import persist, record_turn
@@ -126,6 +133,8 @@ def turn_run(*, message: Message, emit: Callable[[str], None] | None = None, mod
             text, suffix = "", hours_change_turn(run)
         elif decision.rule == "confidence_change":
             text, suffix = "", confidence_change_turn(run)
+        elif decision.rule == "change_choice":
+            text, suffix = "", offered_change_turn(run)
         elif run.specialist == ONBOARDING:
             text, suffix = onboarding_turn(run)
         elif run.specialist == PLANNER:
@@ -157,6 +166,9 @@ def turn_run(*, message: Message, emit: Callable[[str], None] | None = None, mod
             text = streamed_reply(run, answer, gate, messages=msgs, system=system, toolbox=toolbox,
                                   goal_category=profile.goal_category, fallback=fallback,
                                   goal=profile.primary_goal, check_dodge=True)
+            # A change the learner weighs aloud ("maybe I should lower it to 3 hours?") is offered by
+            # code after the model's words, and written only on a yes.
+            suffix = change_offer(run)
     except LLMError as exc:
         # Free-form specialists need the model (down, timing out, or answering garbage): keep the
         # message (unanswered), record the turn, tell the client to retry.

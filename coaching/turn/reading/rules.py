@@ -390,7 +390,7 @@ def _coaching(text: str, ctx: ReadContext, intent) -> Reading:
         asked = normalise(_question_part(text))
         about = next((name for name, pattern in _ABOUT if pattern.search(asked)), "other")
         match = next((m for _, p in _ABOUT if (m := p.search(asked))), None)
-        values = {"about": _v(about, match.group(0) if match else text), **concern}
+        values = {"about": _v(about, match.group(0) if match else text), **concern, **_change_weighed(text)}
         # "can we push tonight's to tomorrow?" asks for a move in words the rules do not know: a
         # question that names a day, a time or a session is checked with the model.
         return Reading(QUESTION, values, cue=f"question about {about}",
@@ -441,6 +441,20 @@ def _hours_change(text: str, intent) -> float | None:
         return None
     hours = parse_hours(text)
     return float(hours) if hours is not None else None
+
+
+def _change_weighed(text: str) -> dict[str, Value]:
+    """A new weekly total or best time the learner weighs in a question ("maybe I should lower it to
+    3 hours… what do you think?", "should I switch to mornings?"): carried on the question, never
+    written from it; the coach offers the change and writes it on a yes (coaching.turn.goal_change)."""
+    for clause in sentences(text):
+        if HOURS_WITH_UNIT.search(clause) and _NEW_VALUE.search(normalise(clause)) and (hours := parse_hours(clause)):
+            return {"weekly_hours": _v(float(hours), clause)}
+    # A time weighed for a day or a session ("can sunday be in the afternoon instead?") is about
+    # that session, not the best time.
+    norm = normalise(text)
+    when = None if weekdays_named(norm) or relative_days(norm) or _SESSION_WORD.search(norm) else time_correction(text)
+    return {"time_of_day": _v(when, text)} if when else {}
 
 
 _CONFIDENCE_WORD = re.compile(r"\bconfiden|\bsure i can\b")
