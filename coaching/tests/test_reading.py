@@ -149,10 +149,10 @@ def test_code_refuses_what_does_not_point_at_the_learners_words():
     assert not reading.has("goal") and any("not the learner's words" in r for r in reading.rejected)
 
 
-@pytest.mark.parametrize("quote", ["hii", "just give me a plan"])
-def test_a_greeting_or_a_request_is_never_a_goal_even_when_proposed(quote):
+@pytest.mark.parametrize("quote", ["hii", "just give me a plan", "hello :) I'm Ana", "hi, my name is Jo"])
+def test_a_greeting_a_name_or_a_request_is_never_a_goal_even_when_proposed(quote):
     reading = settle(Proposal("answer", {"goal": quote}), f"{quote}!", at("goal"))
-    assert not reading.has("goal") and reading.rejected
+    assert not reading.has("goal") and not reading.has("gloss") and reading.rejected
 
 
 def test_numbers_come_from_codes_reading_of_the_quote_not_from_the_model():

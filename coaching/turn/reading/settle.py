@@ -79,10 +79,16 @@ def _aligned(wanted: str, source: str) -> str | None:
     return None
 
 
+# "hello :) I'm Ana": a greeting and a name, no goal.
+_INTRODUCTION = re.compile(r"(?i)(?:i'?m|i am|my name is|this is|call me)\s+[\w'-]+")
+
+
 def _goal(span: str, why: list[str]) -> str | None:
     words = re.findall(r"[^\W\d_]{2,}", span)
     if is_small_talk(span):
         why.append("goal: small talk")
+    elif _INTRODUCTION.fullmatch(re.sub(r"[^\w\s']+", " ", strip_greeting(span)).strip()):
+        why.append("goal: an introduction")
     elif not words:
         why.append("goal: no words")
     elif (intents.parse_intent(span).kind in (intents.RESCHEDULE, intents.UNDO) or requests_plan(span)
