@@ -173,3 +173,17 @@ def test_checkin_skip_drops_the_promise_when_the_regeneration_makes_it_again(fak
     assert "scheduled" not in result.reply.content.replace("not linked to a planned session", "")
     actions = [e["action"] for e in result.turn.guard_events if e["kind"] == "honesty"]
     assert actions == ["regenerate", "removed false claim"]
+
+
+@pytest.mark.parametrize("text", ["Done.", "All done!", "It's done.", "All set!"])
+def test_a_bare_done_is_a_claim_that_any_write_of_the_turn_backs(text):
+    """"yes please" with nothing pending got "Done." from the model: nothing had been done."""
+    findings = guard.find_false_claims(text, set())
+    assert [f.kind for f in findings] == ["honesty"] and "any action" in findings[0].detail
+    assert guard.find_false_claims(text, {"log_checkin"}) == []
+    assert guard.find_false_claims(text, {"move_session"}) == []
+
+
+@pytest.mark.parametrize("text", ["Done with work for today?", "I'm done for today.", "Great, that's done now."])
+def test_done_inside_a_sentence_is_no_claim(text):
+    assert guard.find_false_claims(text, set()) == []

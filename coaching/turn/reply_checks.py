@@ -453,7 +453,7 @@ def trim_dangling(text: str) -> str:
 # schedule it", "if you'd like, I'll move it"), what the learner did ("you moved it to Friday",
 # "the session you had scheduled for Monday"), negations ("I haven't scheduled anything").
 ACTION_BACKING = {"schedule": "schedule_session", "log": "log_checkin", "cancel": "cancel_session",
-                  "reminder": "set_reminder"}
+                  "reminder": "set_reminder", "done": "any action"}
 # A move or a make-up put in place backs a claim of scheduling too ("I've moved it to Friday").
 _ALSO_BACKING = {"schedule": ("move_session", "apply_makeup")}
 
@@ -523,6 +523,10 @@ _ACTION_PATTERNS: list[tuple[str, str, str]] = [
     ("reminder", "promise", r"\bi(?:'ll| will|'m going to| am going to)(?: also)? (?:remind you(?! (?:that|of|why|"
                             r"how|what))|send you (?:a )?reminders?|set (?:up )?(?:a |you a )?reminders?|"
                             r"ping you|nudge you|text you|message you)\b"),
+    # A sentence that is only "Done." / "All set!" claims that something was done, whatever it was:
+    # any write code made this turn backs it ("yes please" with nothing pending got "Done.").
+    ("done", "claim", r"^\W*(?:(?:it's|that's|it is|that is|all|everything's|everything is)\s+)?(?:done|sorted|"
+                      r"taken care of|all set)\W*$"),
 ]
 _ACTIONS = [(kind, form, re.compile("(?i)" + pattern)) for kind, form, pattern in _ACTION_PATTERNS]
 # A promise that waits on the learner is an offer: "if you'd like, I'll move it", "reply “option A”
@@ -546,7 +550,8 @@ def action_claims(text: str, done: Iterable[str] = ()) -> list[tuple[str, str]]:
         question = sentence.rstrip().endswith("?")
         for kind, form, pattern in _ACTIONS:
             tool = ACTION_BACKING[kind]
-            if tool in done or kind in found or any(t in done for t in _ALSO_BACKING.get(kind, ())):
+            if (tool in done or kind in found or any(t in done for t in _ALSO_BACKING.get(kind, ()))
+                    or (kind == "done" and done)):
                 continue
             match = pattern.search(sentence)
             if not match:
