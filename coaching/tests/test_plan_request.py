@@ -18,20 +18,22 @@ WEEKEND = frozenset({5, 6})
 
 @pytest.mark.parametrize("text, expected", [
     ("can we plan my week?", PlanRequest()),
-    ("plan my week, weekends only", PlanRequest(days=WEEKEND)),
-    ("plan my week but not on weekends", PlanRequest(days=frozenset(range(5)))),
-    ("only Tuesdays and Thursdays please", PlanRequest(days=frozenset({1, 3}))),
-    ("plan next week, I can't do Fridays", PlanRequest(days=frozenset({0, 1, 2, 3, 5, 6}))),
+    ("plan my week, weekends only", PlanRequest(days=WEEKEND, days_ruled_out=True)),
+    ("plan my week but not on weekends", PlanRequest(days=frozenset(range(5)), days_ruled_out=True)),
+    ("only Tuesdays and Thursdays please", PlanRequest(days=frozenset({1, 3}), days_ruled_out=True)),
+    ("plan next week, I can't do Fridays", PlanRequest(days=frozenset({0, 1, 2, 3, 5, 6}), days_ruled_out=True)),
     ("can we plan my week? evenings are best", PlanRequest(best_time="evening")),
     ("plan my week at 7pm", PlanRequest(hour=19)),
     ("let's plan around my night shifts next week", PlanRequest(busy_time="night", unplaced="night shifts")),
     ("I work mornings, plan my week", PlanRequest(busy_time="morning")),
     ("plan my week around my night shifts, only Mondays and Wednesdays",
-     PlanRequest(days=frozenset({0, 2}), busy_time="night")),
+     PlanRequest(days=frozenset({0, 2}), busy_time="night", days_ruled_out=True)),
     ("plan my week around my kids", PlanRequest(unplaced="kids")),
-    ("any day but Friday works", PlanRequest(days=frozenset({0, 1, 2, 3, 5, 6}))),
-    ("plan my week, I'm busy on Tuesday", PlanRequest(days=frozenset({0, 2, 3, 4, 5, 6}))),
+    ("any day but Friday works", PlanRequest(days=frozenset({0, 1, 2, 3, 5, 6}), days_ruled_out=True)),
+    ("plan my week, I'm busy on Tuesday", PlanRequest(days=frozenset({0, 2, 3, 4, 5, 6}), days_ruled_out=True)),
     ("I sat down to plan my week", PlanRequest()),  # "sat" is a word, not Saturday
+    # A day for the new session is not a day the others are ruled out of.
+    ("schedule a practice on Friday", PlanRequest(days=frozenset({4}))),
 ])
 def test_the_request_is_read_by_rules(text, expected):
     assert read_plan_request(text) == expected

@@ -262,3 +262,24 @@ def test_a_no_to_an_offered_change_keeps_the_profile(api, say_for):
     # Nothing is pending any more: a later "yes" writes nothing.
     say("yes")
     assert LearnerProfile.objects.get(learner=learner).best_time == "evening"
+
+
+def test_a_day_named_for_a_new_session_rules_no_other_day_out(api, say_for):
+    """"a 30 minute practice on Friday" says where the new session goes, not that the days of the
+    sessions already planned do not work; "just weekends" does."""
+    client, _ = api
+    learner = onboarded_learner(client)
+    services.session_schedule(learner=learner, start=_next_weekday(0, 19, learner), duration_minutes=30)
+    say = say_for(learner.research_id)
+    reply = say("Schedule a 30 minute practice on Friday evening")
+    assert "Option A: 1 session of 30 min (Fri at 19:00)" in reply, reply
+    assert "doesn't work" not in reply, reply
+    reply = say("plan my week, just weekends")
+    assert "Mon 19:00 is on a day you said doesn't work; it is still in your plan." in reply, reply
+
+
+def test_one_hour_is_said_in_the_singular(api, say_for):
+    client, _ = api
+    learner = onboarded_learner(client)
+    assert say_for(learner.research_id)("I can only do 1 hour a week now").startswith(
+        "Updated: 1 hour a week (it was 3)."), "singular"

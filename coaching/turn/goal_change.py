@@ -50,6 +50,10 @@ def time_change_turn(run, best_time: str | None = None) -> str:
             "“let's plan” for a week at the new time, or “undo” to keep the old one.")
 
 
+def _hours(hours: Decimal) -> str:
+    return f"{hours.normalize():f} hour{'' if hours == 1 else 's'}"
+
+
 def hours_change_turn(run, hours_said: float | str | None = None) -> str:
     """'I can only do 2 hours a week now': the weekly hours, written and stated, undoable."""
     run.outcome = "templated"
@@ -59,11 +63,11 @@ def hours_change_turn(run, hours_said: float | str | None = None) -> str:
     if not Decimal("0.5") <= hours <= Decimal("80"):
         return "I can plan with 0.5 to 80 hours a week: how many would you like?"
     if profile.weekly_hours == hours:
-        return f"Noted: {hours.normalize():f} hours a week is already your budget."
+        return f"Noted: {_hours(hours)} a week is already your budget."
     previous = {"weekly_hours": str(profile.weekly_hours) if profile.weekly_hours is not None else None}
     _write(run, {"weekly_hours": str(hours)}, previous, weekly_hours=hours)
     old = f"{profile.weekly_hours.normalize():f}" if profile.weekly_hours is not None else "not set"
-    return (f"Updated: {hours.normalize():f} hours a week (it was {old}). Sessions already planned stay as they "
+    return (f"Updated: {_hours(hours)} a week (it was {old}). Sessions already planned stay as they "
             "are: say “let's plan” for a week that fits, or “undo” to keep the old number.")
 
 

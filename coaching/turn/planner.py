@@ -247,7 +247,8 @@ def _request(reading) -> PlanRequest:
                        best_time=reading.get("time_of_day"),
                        hour=int(reading.get("time").split(":")[0]) if reading.has("time") else None,
                        busy_time=reading.get("busy_time"), unplaced=reading.get("unplaced") or "",
-                       session_minutes=reading.get("session_minutes"))
+                       session_minutes=reading.get("session_minutes"),
+                       days_ruled_out=bool(reading.get("days_ruled_out")))
 
 
 def _planned_on_excluded_days(run: Run, planned: list, request: PlanRequest) -> str:
@@ -255,7 +256,7 @@ def _planned_on_excluded_days(run: Run, planned: list, request: PlanRequest) -> 
     "plan my week, I'm busy on Tuesday" with a Tuesday session planned got new options and no
     word of that session. It stays planned: code does not cancel
     what the learner did not ask to cancel."""
-    if request.days is None:
+    if request.days is None or not request.days_ruled_out:
         return ""
     tz = learner_tz(run.learner)
     clash = [s for s in planned if s.planned_start.astimezone(tz).weekday() not in request.days]

@@ -44,6 +44,10 @@ class PlanRequest:
     busy_time: str | None = None  # a time of day that is taken
     unplaced: str = ""  # a constraint named but not placed ("my shifts")
     session_minutes: int | None = None  # a sitting's length ("20 minutes a day"; values.session_minutes)
+    # The days were said as the only ones that work ("weekends only", "not on Mondays"), not just as
+    # where the new sessions go ("a 30 minute practice on Friday"): only then is a session planned
+    # on another day one "on a day you said doesn't work".
+    days_ruled_out: bool = False
 
     def said(self) -> list[str]:
         """What code read, in words for the reply ("weekends only", "not at night")."""
@@ -81,6 +85,10 @@ def _days_in(norm: str) -> list[tuple[int, int, frozenset[int]]]:
     return sorted(found)
 
 
+# Words that make the days named the only ones ("weekends only", "just Tuesdays", "any day except Friday").
+_ONLY = re.compile(r"\b(?:only|just|except|apart from|other than)\b")
+
+
 def read_plan_request(text: str) -> PlanRequest:
     norm = normalise(text)
     allowed: set[int] = set()
@@ -96,6 +104,7 @@ def read_plan_request(text: str) -> PlanRequest:
     days: frozenset[int] | None = None
     if allowed or excluded:
         days = frozenset((allowed or set(range(7))) - excluded) or None
+    ruled_out = days is not None and bool(excluded or _ONLY.search(norm))
 
     best_time = busy_time = None
     for value, keywords in TIME_RULES:
@@ -129,7 +138,7 @@ def read_plan_request(text: str) -> PlanRequest:
     if best_time == busy_time:
         best_time = None
     return PlanRequest(days=days, best_time=best_time, hour=hour, busy_time=busy_time, unplaced=unplaced,
-                       session_minutes=session_minutes(text))
+                       session_minutes=session_minutes(text), days_ruled_out=ruled_out)
 
 
 def with_earlier(request: PlanRequest, earlier: list[str]) -> PlanRequest:
@@ -144,7 +153,9 @@ def with_earlier(request: PlanRequest, earlier: list[str]) -> PlanRequest:
             break
         said = read_plan_request(text)
         if not when_known and (said.days is not None or said.busy_time):  # the latest message that said when
-            request = replace(request, days=request.days if request.days is not None else said.days,
+            earlier_days = request.days is None
+            request = replace(request, days=said.days if earlier_days else request.days,
+                              days_ruled_out=said.days_ruled_out if earlier_days else request.days_ruled_out,
                               busy_time=request.busy_time or said.busy_time)
             when_known = True
         if request.session_minutes is None and said.session_minutes:

@@ -489,6 +489,8 @@ def plan_values(text: str, ctx: ReadContext) -> dict[str, Value]:
 
     if merged.days is not None:
         values["days"] = _v(tuple(DAY_CODES[d] for d in sorted(merged.days)), text, earlier_of("days"))
+        if merged.days_ruled_out:
+            values["days_ruled_out"] = _v(True, text, earlier_of("days"))
     if merged.hour is not None:
         values["time"] = _v(f"{merged.hour:02d}:00", text)
     if merged.best_time:
