@@ -283,3 +283,19 @@ def test_one_hour_is_said_in_the_singular(api, say_for):
     learner = onboarded_learner(client)
     assert say_for(learner.research_id)("I can only do 1 hour a week now").startswith(
         "Updated: 1 hour a week (it was 3)."), "singular"
+
+
+def test_a_request_to_plan_at_the_best_time_question_answers_it_and_keeps_the_day(api, say_for):
+    client, _ = api
+    learner = services.learner_create(client=client, study_arm="coach")
+    services.profile_update(learner=learner, primary_goal="learn English for work", goal_category="language",
+                            weekly_hours=2)
+    say = say_for(learner.research_id)
+    reply = say("Schedule a 30 minute practice on Thursday evening")
+    assert reply.startswith("I'll keep “on Thursdays” for your plan. Best time: evening."), reply
+    assert LearnerProfile.objects.get(learner=learner).best_time == "evening"
+    # A request that says no time of day is still asked the question, and nothing is stored.
+    services.profile_update(learner=learner, best_time="")
+    reply = say("skip the questions, just give me a study plan right now")
+    assert reply.startswith("Your plan comes right after a few quick answers"), reply
+    assert LearnerProfile.objects.get(learner=learner).best_time == ""

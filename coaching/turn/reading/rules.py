@@ -211,8 +211,11 @@ def _days_picked(text: str) -> frozenset[int]:
 def _onboarding(text: str, ctx: ReadContext, intent) -> Reading:
     answers = ctx.answers or onboarding.OnboardingAnswers(step=ctx.step)
     if intent.kind == intents.RESCHEDULE or requests_plan(text):
-        # "skip the questions, just give me a plan": a request, not an answer (nor a goal).
-        return Reading(PLAN, _concern(text), cue=intent.cue or "asks for a plan")
+        # "skip the questions, just give me a plan": a request, not an answer (nor a goal). What it
+        # says about when ("… on Thursday evening") is read, as after onboarding, from this message.
+        said = ({k: v for k, v in plan_values(text, ctx).items() if not v.earlier}
+                if ctx.step != OnboardingStep.GOAL else {})
+        return Reading(PLAN, {**said, **_concern(text)}, cue=intent.cue or "asks for a plan")
     outcome = onboarding.advance(answers, text, rejected_in_row=ctx.rejected_in_row)
     if outcome.accepted:
         # The reading says what the learner said: the area the gate maps from a goal, and the time
