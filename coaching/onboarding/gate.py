@@ -196,15 +196,16 @@ def advance(answers: OnboardingAnswers, text: str, *, rejected_in_row: int = 0) 
                 amount, occasion, five = each  # "30 minutes" on "evenings": no weekly total to store
                 said = PER_OCCASION.format(amount=amount, each=occasion, five=five.normalize())
                 return _reject(step, "per_occasion", said[:1].upper() + said[1:])
-            if (not answers.best_time and len(normalise(text).split()) <= 5 and not _NOT_A_GOOD_TIME.search(text)
-                    and (when := parse_best_time(text))):
-                # "mornings before work" at the hours question answers the next one: kept, and the
-                # hours asked again (not "I need a number of hours").
-                return _finish(answers, step, {"best_time": when}, [])
         if value in (None, "") and (early := {k: v for k, v in _early_values(text, answers).items()
                                                if k != field}):
             # "3 hours a week" at the area question answers a later one: kept, this one asked again.
             return _finish(answers, step, early, [])
+        if (value in (None, "") and step in (OnboardingStep.CATEGORY, OnboardingStep.WEEKLY_HOURS)
+                and not answers.best_time and len(normalise(text).split()) <= 5
+                and not _NOT_A_GOOD_TIME.search(text) and (when := parse_best_time(text))):
+            # "mornings before work" at the hours question, "de manhã cedo" at the area question:
+            # a time of day and nothing else answers a later question; kept, this one asked again.
+            return _finish(answers, step, {"best_time": when}, [])
         if value in (None, ""):
             if out_of_range:  # a number outside its range is re-asked, never defaulted
                 return _reject(step, _failed_kind(text), out_of_range)

@@ -255,6 +255,17 @@ def test_hours_and_confidence_given_early_are_taken_but_not_a_time_of_day():
     assert out.accepted and "best_time" not in out.updates and out.next_step == OnboardingStep.BEST_TIME
 
 
+@pytest.mark.parametrize("text,when", [("de manhã cedo", "morning"), ("evenings, after the kids sleep", "evening"),
+                                       ("evenings are chaos", None)])
+def test_a_time_of_day_alone_at_the_area_question_is_kept_and_the_area_asked_again(text, when):
+    a = OnboardingAnswers(step=OnboardingStep.CATEGORY, primary_goal="learn English for work")
+    out = advance(a, text)
+    if when is None:  # a time that does NOT suit them answers nothing
+        assert not out.accepted
+    else:
+        assert out.accepted and out.updates == {"best_time": when, "onboarding_step": OnboardingStep.CATEGORY}
+
+
 @pytest.mark.parametrize("rejected_in_row", [0, 1])
 def test_a_rate_given_at_the_area_question_is_kept_and_the_area_asked_again(rejected_in_row):
     # A rate around the amount is read with it: every other day (3.5 a week) for half an hour.
