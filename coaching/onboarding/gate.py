@@ -191,11 +191,10 @@ def advance(answers: OnboardingAnswers, text: str, *, rejected_in_row: int = 0) 
     if step in _STEP_ANSWERS:
         field, parse, out_of_range = _STEP_ANSWERS[step]
         value = _settled(text, parse)
-        if value in (None, "") and step == OnboardingStep.WEEKLY_HOURS:
-            if each := hours_per_occasion(text):
-                amount, occasion, five = each  # "30 minutes" on "evenings": no weekly total to store
-                said = PER_OCCASION.format(amount=amount, each=occasion, five=five.normalize())
-                return _reject(step, "per_occasion", said[:1].upper() + said[1:])
+        if value in (None, "") and step == OnboardingStep.WEEKLY_HOURS and (each := hours_per_occasion(text)):
+            amount, occasion, five = each  # "30 minutes" on "evenings": no weekly total to store
+            said = PER_OCCASION.format(amount=amount, each=occasion, five=five.normalize())
+            return _reject(step, "per_occasion", said[:1].upper() + said[1:])
         if value in (None, "") and (early := {k: v for k, v in _early_values(text, answers).items()
                                                if k != field}):
             # "3 hours a week" at the area question answers a later one: kept, this one asked again.
