@@ -542,3 +542,21 @@ def test_a_question_carries_the_change_it_weighs_and_nothing_else(text, slot, va
     assert reading.act == "question"
     weighed = {k: reading.get(k) for k in ("weekly_hours", "time_of_day") if reading.has(k)}
     assert weighed == ({slot: value} if slot else {})
+
+
+def test_an_onboarding_answer_is_taken_from_the_message_that_answers_not_an_earlier_one():
+    """"yes please" at the goal question: the model quoted "evening" from a plan request sent two
+    messages before, and the best time was stored."""
+    ctx = at("goal", earlier=("yes", "Schedule a 30 minute practice on Friday evening"))
+    reading = settle(Proposal("answer", {"time_of_day": "evening", "goal": "get into woodworking"}), "yes please", ctx)
+    assert not reading.has("time_of_day") and not reading.has("goal")
+    after = at("done", earlier=("evenings suit me best",))
+    assert settle(Proposal("change", {"time_of_day": "evenings"}), "make it like I said", after).has("time_of_day")
+
+
+def test_a_goal_in_another_language_proposed_as_a_change_is_said_back_too():
+    """No goal is stored yet, so the model's "change" can only mean the answer: said back in English
+    and asked about, as for a proposed answer (nothing stored)."""
+    text = "quero aprender inglês pra viajar"
+    reading = settle(Proposal("change", {"goal": "learn inglês pra viajar"}), text, at("goal"))
+    assert reading.get("gloss") == "learn inglês pra viajar" and not reading.has("goal")

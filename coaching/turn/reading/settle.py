@@ -28,6 +28,7 @@ from coaching.turn.reading.rules import (
 from coaching.turn.reading.types import (
     ACTS,
     ANSWER,
+    CHANGE,
     MOVE,
     OTHER,
     PLAN,
@@ -152,12 +153,16 @@ def settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
             continue
         if slot in ("option", "outcome", "category"):
             continue  # enums: settled below against the context
-        # Which session a message acts on, and where to, is named in the message itself.
-        found = locate(quote, text, () if slot in ("session", "target") else ctx.earlier)
+        # Which session a message acts on, and where to, is named in the message itself; so is an
+        # onboarding answer ("yes please" at the goal question took "evening" from a plan request
+        # the coach had turned down two messages before).
+        own_words_only = slot in ("session", "target") or ctx.step != OnboardingStep.DONE
+        found = locate(quote, text, () if own_words_only else ctx.earlier)
         if found is None:
             why.append(f"{slot}: not the learner's words ({quote[:40]!r})")
-            if slot == "goal" and act == ANSWER and ctx.step == OnboardingStep.GOAL and looks_foreign(text) and (
-                    gloss := _goal(quote, why)):
+            # (Proposed as a "change" too: with no goal stored yet there is nothing else to change.)
+            at_goal = act in (ANSWER, CHANGE) and ctx.step == OnboardingStep.GOAL
+            if slot == "goal" and at_goal and looks_foreign(text) and (gloss := _goal(quote, why)):
                 # A goal given in another language, which the model rendered in English: nothing
                 # is stored from it; the coach says what it understood and asks (onboarding turn).
                 put("gloss", gloss, text, 0)
