@@ -531,6 +531,8 @@ def test_a_proposed_move_with_only_a_translated_target_finds_the_session_and_day
 @pytest.mark.parametrize("text,slot,value", [
     ("ugh, what a week. maybe i should lower it to 3 hours... what do you think?", "weekly_hours", 3.0),
     ("should I bump it up to 5 hours a week?", "weekly_hours", 5.0),
+    ("hey, quick one: should I bump it up to 2 hours a week? feeling good lately", "weekly_hours", 2.0),
+    ("mornings are hard. would evenings suit me better? not sure", "time_of_day", "evening"),
     ("would mornings work better for me, do you think?", "time_of_day", "morning"),
     ("how many hours should I do a week?", None, None),
     ("I did 3 hours this week, is that enough?", None, None),

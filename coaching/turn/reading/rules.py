@@ -367,7 +367,8 @@ def _coaching(text: str, ctx: ReadContext, intent) -> Reading:
         return Reading(PLAN, said, cue="says when, after the plan options")
     if goal := goal_correction(text):
         return Reading(CHANGE, {"goal": _v(goal, goal)}, cue="changes the goal")
-    if intent.kind not in (intents.REPORT, intents.RESCHEDULE, intents.QUESTION) and (when := time_correction(text)):
+    if (intent.kind not in (intents.REPORT, intents.RESCHEDULE, intents.QUESTION)
+            and not _asked_about(text, parse_best_time) and (when := time_correction(text))):
         return Reading(CHANGE, {"time_of_day": _v(when, text)}, cue=f"changes the best time to {when}")
     if (hours := _hours_change(text, intent)) is not None:
         return Reading(CHANGE, {"weekly_hours": _v(hours, text)}, cue="changes the weekly hours")
@@ -438,12 +439,19 @@ _NEW_VALUE = re.compile(r"\b(?:now|anymore|any more|from now on|instead|only|cha
 def _hours_change(text: str, intent) -> float | None:
     """'I can only do 2 hours a week now', 'actually make it 4 hours a week': a new weekly total
     stated with its unit, not a report of time spent."""
-    if intent.kind in (intents.REPORT, intents.QUESTION) or not HOURS_WITH_UNIT.search(text):
+    if (intent.kind in (intents.REPORT, intents.QUESTION) or not HOURS_WITH_UNIT.search(text)
+            or _asked_about(text, HOURS_WITH_UNIT.search)):
         return None
     if not (CORRECTION.match(text) or _NEW_VALUE.search(normalise(text))):
         return None
     hours = parse_hours(text)
     return float(hours) if hours is not None else None
+
+
+def _asked_about(text: str, holds) -> bool:
+    """The sentence that holds the value asks about it ("should I bump it up to 2 hours a week?
+    feeling good lately"): weighed, not decided, whatever the sentences around it say."""
+    return any(sentence.rstrip().endswith("?") and holds(sentence) for sentence in sentences(text))
 
 
 def _change_weighed(text: str) -> dict[str, Value]:
