@@ -243,6 +243,7 @@ def test_a_change_weighed_in_a_question_is_offered_not_written_and_a_yes_writes_
     assert LearnerProfile.objects.get(learner=learner).weekly_hours == 6  # weighed, not written
     turn = Turn.objects.order_by("-id").first()
     assert turn.reading["act"] == "question" and turn.reading["values"]["weekly_hours"]["value"] == 4.0
+    assert turn.reading["settled"] and turn.reading["rejected"] == []  # settled by the rules: no reader call
     reply = say("yes")
     assert reply.startswith("Updated: 4 hours a week (it was 6)."), reply
     assert LearnerProfile.objects.get(learner=learner).weekly_hours == 4

@@ -394,11 +394,13 @@ def _coaching(text: str, ctx: ReadContext, intent) -> Reading:
         asked = normalise(_question_part(text))
         about = next((name for name, pattern in _ABOUT if pattern.search(asked)), "other")
         match = next((m for _, p in _ABOUT if (m := p.search(asked))), None)
-        values = {"about": _v(about, match.group(0) if match else text), **concern, **_change_weighed(text)}
+        weighed = _change_weighed(text)
+        values = {"about": _v(about, match.group(0) if match else text), **concern, **weighed}
         # "can we push tonight's to tomorrow?" asks for a move in words the rules do not know: a
         # question that names a day, a time or a session is checked with the model.
+        # A question weighing a change the rules read is settled: the coach answers and offers it.
         return Reading(QUESTION, values, cue=f"question about {about}",
-                       settled=about != "other" or not _names_schedule(norm))
+                       settled=about != "other" or not _names_schedule(norm) or bool(weighed))
     if is_small_talk(text):
         return Reading(SMALL_TALK, cue="small talk")
     if match := _REFLECT.search(norm):
