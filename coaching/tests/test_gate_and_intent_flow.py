@@ -121,7 +121,7 @@ def test_a_learner_who_changes_their_mind_after_onboarding_gets_the_new_goal_and
     reply = say("undo")
     profile = _profile(learner.research_id)
     assert (profile.primary_goal, profile.goal_category, profile.onboarded) == ("guitar", "music", True)
-    assert reply.startswith("Undone: I took back your last answer.")
+    assert reply == "Undone: I took back the change (goal back to “guitar”).", reply
     # a plain message about the goal is not a change of goal
     say("my goal feels far away today")
     assert _profile(learner.research_id).primary_goal == "guitar"
@@ -142,7 +142,7 @@ def test_a_learner_who_changes_their_best_time_after_onboarding_gets_it_written_
     assert say("mornings suit me best").startswith("Noted: morning is already your best time.")
     say("actually evenings work better, mornings are hectic")
     assert _profile(learner.research_id).best_time == "evening"
-    assert say("undo").startswith("Undone: I took back your last answer.")
+    assert say("undo") == "Undone: I took back the change (best time back to morning)."
     assert _profile(learner.research_id).best_time == "morning"
 
 
@@ -370,7 +370,7 @@ def test_a_learner_who_changes_their_confidence_after_onboarding_gets_it_written
     assert reply.startswith(f"Updated: your confidence is 9/10 (it was {before}/10)."), reply
     turn = Turn.objects.order_by("-id").first()
     assert (turn.specialist, turn.rule, turn.outcome) == ("onboarding", "confidence_change", "templated")
-    assert say("undo").startswith("Undone: I took back your last answer.")
+    assert say("undo") == f"Undone: I took back the change (confidence back to {before}/10)."
     assert _profile(learner.research_id).confidence == before
     say("how confident should i be?")  # a question changes nothing
     assert _profile(learner.research_id).confidence == before

@@ -247,7 +247,7 @@ def test_a_change_weighed_in_a_question_is_offered_not_written_and_a_yes_writes_
     reply = say("yes")
     assert reply.startswith("Updated: 4 hours a week (it was 6)."), reply
     assert LearnerProfile.objects.get(learner=learner).weekly_hours == 4
-    assert say("undo").startswith("Undone")
+    assert say("undo") == "Undone: I took back the change (weekly hours back to 6)."
     assert LearnerProfile.objects.get(learner=learner).weekly_hours == 6
 
 

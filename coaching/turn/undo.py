@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from datetime import datetime
+from decimal import Decimal
 
 from coaching import onboarding
-from coaching.models import OnboardingStep, PlannedSession
+from coaching.models import BestTime, OnboardingStep, PlannedSession
 from coaching.services import (
     checkin_undo,
     profile_restore,
@@ -28,7 +29,7 @@ def undo_turn(run, previous, toolbox) -> str:
     say what was taken back. Code only: no model call."""
     run.outcome = "templated"
     said = []
-    restored_step = ""
+    restored_step = restored = ""
     for call in undoable_writes(previous):
         result = call.get("result") or {}
         if call["name"] == "log_checkin" and result.get("checkin_id"):
@@ -63,7 +64,11 @@ def undo_turn(run, previous, toolbox) -> str:
         elif call["name"] == "profile_update" and "previous" in result:
             profile = profile_restore(learner=run.learner, values=result["previous"])
             restored_step = profile.onboarding_step
-            said.append("your last answer")
+            if restored_step == OnboardingStep.DONE:
+                said.append("the change")
+                restored = _restored(result["previous"])
+            else:
+                said.append("your last answer")
     toolbox.calls.append({"name": "undo", "arguments": {"trace_id": previous.trace_id}, "result": {"undone": said},
                           "ok": True, "by": "code"})
     if not said:
@@ -74,7 +79,8 @@ def undo_turn(run, previous, toolbox) -> str:
                             ("the move", "the move (the session is back where it was)", "{n} moves"),
                             ("the cancellation", "the cancellation (the session is back in your plan)",
                              "{n} cancellations"),
-                            ("your last answer", "your last answer", "your last answer")):
+                            ("your last answer", "your last answer", "your last answer"),
+                            ("the change", f"the change ({restored})" if restored else "the change", "the changes")):
         n = said.count(item)
         if n:
             parts.append(one if n == 1 else many.format(n=n))
@@ -85,3 +91,18 @@ def undo_turn(run, previous, toolbox) -> str:
     elif "the check-in" in said:
         text += " Tell me how it really went whenever you like."
     return text
+
+
+def _restored(previous: dict) -> str:
+    """What a profile change taken back restored, in words ("weekly hours back to 2")."""
+    words = []
+    for field, value in previous.items():
+        if field == "weekly_hours" and value is not None:
+            words.append(f"weekly hours back to {Decimal(str(value)).normalize():f}")
+        elif field == "best_time" and value:
+            words.append(f"best time back to {BestTime(value).label.lower()}")
+        elif field == "confidence" and value is not None:
+            words.append(f"confidence back to {value}/10")
+        elif field == "primary_goal" and value:
+            words.append(f"goal back to “{value}”")
+    return ", ".join(words)
