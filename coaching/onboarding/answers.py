@@ -85,7 +85,8 @@ def is_tentative(sentence: str) -> bool:
 # "I want to …", "my goal is …", "help me …": the words after the cue are the goal.
 _GOAL_INTENT = re.compile(
     r"(?i)\b(?:my (?:main |real |actual |new )?goal (?:is|would be|'s)(?: to)?|goal:|"
-    r"i(?:'d| would) (?:really )?(?:like|love) to|i (?:really )?(?:want|wanna|need|hope|plan|mean|meant) to|"
+    r"i(?:'d| would) (?:really )?(?:like|love) to|"
+    r"i (?:really )?(?:(?:want|need|hope|plan|mean|meant) to|wanna(?: to)?)|"
     r"i (?:really )?want|i(?:'m| am) (?:hoping|trying|planning|aiming|looking) to|i(?:'m| am) working on|"
     r"(?:can|could) you help me(?: to)?|help me(?: to)?|i(?:'d| would) rather|change (?:my|the) goal to|"
     r"set my goal to|it'?s (?:more|really) about|i meant)\s+(.+)")
@@ -281,7 +282,7 @@ def goal_correction(text: str) -> str | None:
     match = re.search(r"(?i)\b(?:my (?:main |real |actual |new )?goal (?:is|would be|'s)(?: to)?|"
                       r"change (?:my|the) goal to|set my goal to|i(?:'d| would) rather|i meant)\s+(.+)", body)
     if match is None and corrected:
-        match = re.search(r"(?i)^(?:i (?:really )?(?:want|wanna) to|i(?:'d| would) like to)\s+(.+)", body.strip())
+        match = re.search(r"(?i)^(?:i (?:really )?(?:want to|wanna)|i(?:'d| would) like to)\s+(.+)", body.strip())
     if match is None:
         return None
     goal = _clean_goal(match.group(1))

@@ -431,6 +431,16 @@ def said_with_unit(text: str) -> bool:
     return _read_hours(text).with_unit
 
 
+def hours_with_rate(quote: str, sentence: str) -> Decimal | None:
+    """The weekly hours of an amount quoted from a sentence, read with the rate said around it in
+    that sentence ("half an hour" in "every other day for half an hour" is 1.75, not 0.5); the quote
+    alone when the sentence's amount is another one."""
+    read = _read_hours(sentence)
+    if read.said and read.said.lower() in quote.lower():
+        return parse_hours(sentence)
+    return parse_hours(quote)
+
+
 def hours_per_occasion(text: str) -> tuple[str, str, Decimal] | None:
     """("30 minutes", "evening", 2.5) when the answer gives an amount per evening, session or time
     and no count of them, so no weekly total can be read from it; the last item is five of them."""

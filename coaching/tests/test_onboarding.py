@@ -237,6 +237,8 @@ def test_goal_step_rejects_non_answers_with_their_kind(text, kind):
     ("my goal is to run a 10k by May", "run a 10k by May", "sport"),
     ("I want to learn to surf this summer. nothing to do with work, just for me", "learn to surf this summer", "sport"),
     ("become more patient", "become more patient", ""),
+    ("i wanna get good at japanese", "get good at japanese", "language"),  # "wanna" is "want to"
+    ("i wanna to learn piano", "learn piano", "music"),
 ])
 def test_substantive_goal_is_taken_even_after_a_greeting(text, goal, category):
     out = advance(OnboardingAnswers(), text)

@@ -562,3 +562,13 @@ def test_a_goal_in_another_language_proposed_as_a_change_is_said_back_too():
     text = "quero aprender inglês pra viajar"
     reading = settle(Proposal("change", {"goal": "learn inglês pra viajar"}), text, at("goal"))
     assert reading.get("gloss") == "learn inglês pra viajar" and not reading.has("goal")
+
+
+def test_an_amount_the_model_quotes_is_read_with_the_rate_around_it():
+    """The model quoted "half an hour" from "every other day for half an hour" at the goal question:
+    0.5 h a week was stored; the rate is in the same sentence (1.75 h)."""
+    text = "every other day for half an hour"
+    reading = settle(Proposal("plan", {"hours": "half an hour"}), text, at("goal"))
+    assert reading.get("weekly_hours") == 1.75
+    other = "i work 40 hours a week. maybe 2 hours for this"
+    assert settle(Proposal("answer", {"hours": "2 hours"}), other, at("weekly_hours", goal="x")).get("weekly_hours") == 2

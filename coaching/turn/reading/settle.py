@@ -11,7 +11,7 @@ import re
 from coaching.models import OnboardingStep
 from coaching.onboarding.answers import is_bare_question
 from coaching.onboarding.small_talk import is_greeting, is_small_talk, strip_greeting
-from coaching.onboarding.values import parse_best_time, parse_confidence, parse_hours, says_time_amount
+from coaching.onboarding.values import hours_with_rate, parse_best_time, parse_confidence, says_time_amount
 from coaching.turn.reading import intent as intents
 from coaching.turn.reading.rules import (
     asks,
@@ -21,6 +21,7 @@ from coaching.turn.reading.rules import (
     looks_foreign,
     report_reading,
     requests_plan,
+    sentences,
     session_named,
     sitting_minutes,
     whole_goal,
@@ -185,7 +186,8 @@ def settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
             elif act != ANSWER or ctx.step != OnboardingStep.GOAL:
                 why.append("goal: only an answer to the goal question")
         elif slot == "hours":
-            hours = parse_hours(span)
+            source = ctx.earlier[where - 1] if where else text
+            hours = hours_with_rate(span, next((c for c in sentences(source) if span in c), span))
             if hours is not None and ctx.step != OnboardingStep.WEEKLY_HOURS and not says_time_amount(span):
                 why.append(f"hours: no unit of time in {span!r} outside the hours question")
             elif hours is None:
