@@ -23,6 +23,8 @@ UNBACKED = [
     ("Great, I've scheduled your sessions.", "schedule_session"),
     ("Your session has been scheduled for Friday.", "schedule_session"),
     ("I'll schedule two sessions for the weekend.", "schedule_session"),
+    # a clock time in the object ("yes please" after a move code had already made)
+    ("Sure! I'll move your Thu 19:00 session to Sat 08:00 (30 min).", "schedule_session"),
     ("I'll move your Tuesday session to Thursday.", "schedule_session"),
     ("I've moved it to Saturday morning.", "schedule_session"),
     ("I've moved your session.", "schedule_session"),

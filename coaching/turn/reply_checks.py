@@ -459,7 +459,7 @@ _ALSO_BACKING = {"schedule": ("move_session", "apply_makeup")}
 
 _SESSION_NOUN = r"(?:sessions?|practices?|practice sessions?|lessons?|slots?|classes|class|runs?|swims?|workouts?)"
 _OBJECT = (r"(?:it|them|that|this|those|these|both(?: of them)?|one|(?:your|the|a|an|another|two|three|four|\d+|"
-           r"some|new|next|tomorrow's|today's|yesterday's|[a-z]+day's)(?: [\w'-]+){0,3}?)")
+           r"some|new|next|tomorrow's|today's|yesterday's|[a-z]+day's)(?: [\w':-]+){0,3}?)")
 _FIRST = r"\bi(?:'ve| have)?(?: just| now| already| also| gone ahead and| went ahead and)?"
 _WILL = r"\b(?:i(?:'ll| will|'m going to| am going to|'m gonna)|let me)(?: just| now| also| go ahead and)?"
 _SCHEDULE_PP = (r"(?:scheduled|booked|rescheduled|pencil(?:l)?ed(?: you)? in|blocked out|slotted(?: you)? in|"
