@@ -571,4 +571,5 @@ def test_an_amount_the_model_quotes_is_read_with_the_rate_around_it():
     reading = settle(Proposal("plan", {"hours": "half an hour"}), text, at("goal"))
     assert reading.get("weekly_hours") == 1.75
     other = "i work 40 hours a week. maybe 2 hours for this"
-    assert settle(Proposal("answer", {"hours": "2 hours"}), other, at("weekly_hours", goal="x")).get("weekly_hours") == 2
+    reading = settle(Proposal("answer", {"hours": "2 hours"}), other, at("weekly_hours", goal="x"))
+    assert reading.get("weekly_hours") == 2
