@@ -34,6 +34,8 @@ WEEKEND = frozenset({5, 6})
     ("I sat down to plan my week", PlanRequest()),  # "sat" is a word, not Saturday
     # A day for the new session is not a day the others are ruled out of.
     ("schedule a practice on Friday", PlanRequest(days=frozenset({4}))),
+    ("can you just add one on Friday", PlanRequest(days=frozenset({4}))),
+    ("plan my week, just weekends", PlanRequest(days=WEEKEND, days_ruled_out=True)),
 ])
 def test_the_request_is_read_by_rules(text, expected):
     assert read_plan_request(text) == expected

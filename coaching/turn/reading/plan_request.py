@@ -85,8 +85,10 @@ def _days_in(norm: str) -> list[tuple[int, int, frozenset[int]]]:
     return sorted(found)
 
 
-# Words that make the days named the only ones ("weekends only", "just Tuesdays", "any day except Friday").
-_ONLY = re.compile(r"\b(?:only|just|except|apart from|other than)\b")
+# Words that make the days named the only ones ("weekends only", "just Tuesdays", "any day except Friday");
+# "just" only right before the days ("can you just add one on Friday" rules nothing out).
+_ONLY = re.compile(r"\b(?:only|except|apart from|other than)\b|\bjust\s+(?:on\s+|the\s+)*(?:weekends?|weekdays?|"
+                   r"[a-z]+days?)\b")
 
 
 def read_plan_request(text: str) -> PlanRequest:
