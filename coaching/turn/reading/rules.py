@@ -213,8 +213,7 @@ def _onboarding(text: str, ctx: ReadContext, intent) -> Reading:
     if intent.kind == intents.RESCHEDULE or requests_plan(text):
         # "skip the questions, just give me a plan": a request, not an answer (nor a goal). What it
         # says about when ("… on Thursday evening") is read, as after onboarding, from this message.
-        said = ({k: v for k, v in plan_values(text, ctx).items() if not v.earlier}
-                if ctx.step != OnboardingStep.GOAL else {})
+        said = plan_values(text, replace(ctx, earlier=())) if ctx.step != OnboardingStep.GOAL else {}
         return Reading(PLAN, {**said, **_concern(text)}, cue=intent.cue or "asks for a plan")
     outcome = onboarding.advance(answers, text, rejected_in_row=ctx.rejected_in_row)
     if outcome.accepted:
@@ -368,7 +367,7 @@ def _coaching(text: str, ctx: ReadContext, intent) -> Reading:
     if goal := goal_correction(text):
         return Reading(CHANGE, {"goal": _v(goal, goal)}, cue="changes the goal")
     if (intent.kind not in (intents.REPORT, intents.RESCHEDULE, intents.QUESTION)
-            and not _asked_about(text, parse_best_time) and (when := time_correction(text))):
+            and (when := time_correction(text)) and not _asked_about(text, parse_best_time)):
         return Reading(CHANGE, {"time_of_day": _v(when, text)}, cue=f"changes the best time to {when}")
     if (hours := _hours_change(text, intent)) is not None:
         return Reading(CHANGE, {"weekly_hours": _v(hours, text)}, cue="changes the weekly hours")
@@ -441,10 +440,14 @@ _NEW_VALUE = re.compile(r"\b(?:now|anymore|any more|from now on|instead|only|cha
 def _hours_change(text: str, intent) -> float | None:
     """'I can only do 2 hours a week now', 'actually make it 4 hours a week': a new weekly total
     stated with its unit, not a report of time spent."""
-    if (intent.kind in (intents.REPORT, intents.QUESTION) or not HOURS_WITH_UNIT.search(text)
-            or _asked_about(text, HOURS_WITH_UNIT.search)):
+    if intent.kind in (intents.REPORT, intents.QUESTION) or (hours := _new_hours(text)) is None:
         return None
-    if not (CORRECTION.match(text) or _NEW_VALUE.search(normalise(text))):
+    return None if _asked_about(text, HOURS_WITH_UNIT.search) else hours
+
+
+def _new_hours(text: str) -> float | None:
+    """A weekly total said with its unit and as new ("now", "lower", "make it"), or None."""
+    if not HOURS_WITH_UNIT.search(text) or not (CORRECTION.match(text) or _NEW_VALUE.search(normalise(text))):
         return None
     hours = parse_hours(text)
     return float(hours) if hours is not None else None
@@ -461,8 +464,8 @@ def _change_weighed(text: str) -> dict[str, Value]:
     3 hours… what do you think?", "should I switch to mornings?"): carried on the question, never
     written from it; the coach offers the change and writes it on a yes (coaching.turn.goal_change)."""
     for clause in sentences(text):
-        if HOURS_WITH_UNIT.search(clause) and _NEW_VALUE.search(normalise(clause)) and (hours := parse_hours(clause)):
-            return {"weekly_hours": _v(float(hours), clause)}
+        if (hours := _new_hours(clause)) is not None:
+            return {"weekly_hours": _v(hours, clause)}
     # A time weighed for a day or a session ("can sunday be in the afternoon instead?") is about
     # that session, not the best time.
     norm = normalise(text)
