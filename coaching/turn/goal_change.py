@@ -54,13 +54,18 @@ def _hours(hours: Decimal) -> str:
     return f"{hours.normalize():f} hour{'' if hours == 1 else 's'}"
 
 
+def _weekly_total(said: float | str) -> Decimal | None:
+    """A weekly total as the profile stores it (two decimals), or None outside what can be planned."""
+    hours = Decimal(str(said)).quantize(Decimal("0.01"))
+    return hours if Decimal("0.5") <= hours <= Decimal("80") else None
+
+
 def hours_change_turn(run, hours_said: float | str | None = None) -> str:
     """'I can only do 2 hours a week now': the weekly hours, written and stated, undoable."""
     run.outcome = "templated"
     profile = run.profile
-    said = hours_said if hours_said is not None else run.reading.get("weekly_hours")
-    hours = Decimal(str(said)).quantize(Decimal("0.01"))
-    if not Decimal("0.5") <= hours <= Decimal("80"):
+    hours = _weekly_total(hours_said if hours_said is not None else run.reading.get("weekly_hours"))
+    if hours is None:
         return "I can plan with 0.5 to 80 hours a week: how many would you like?"
     if profile.weekly_hours == hours:
         return f"Noted: {_hours(hours)} a week is already your budget."
@@ -96,8 +101,8 @@ def change_offer(run) -> str:
         return ""
     value = reading.get(slot)
     if slot == "weekly_hours":
-        hours = Decimal(str(value)).quantize(Decimal("0.01"))
-        if profile.weekly_hours == hours or not Decimal("0.5") <= hours <= Decimal("80"):
+        hours = _weekly_total(value)
+        if hours is None or profile.weekly_hours == hours:
             return ""
         now = f"{profile.weekly_hours.normalize():f} now" if profile.weekly_hours is not None else "not set yet"
         change, value = f"your weekly hours to {hours.normalize():f} ({now})", str(hours)

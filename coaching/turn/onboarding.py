@@ -27,10 +27,6 @@ _REJECTION_OF_ACT = {SMALL_TALK: "filler", QUESTION: "question", OTHER: "off_top
                      MOVE: "plan_request", CANCEL: "plan_request", REPORT: "off_topic"}
 
 
-# The question a request to plan can answer too, and the slot of the reading that answers it.
-_SLOT_OF_STEP = {OnboardingStep.BEST_TIME: "time_of_day"}
-
-
 def _gate_outcome(run: Run, before: onboarding.OnboardingAnswers) -> onboarding.StepOutcome:
     """What the gate does with the reading: the rules' own gate outcome when the rules read the
     message, the settled values when a model's proposal did, a re-ask naming the act otherwise.
@@ -43,10 +39,10 @@ def _gate_outcome(run: Run, before: onboarding.OnboardingAnswers) -> onboarding.
     if before.step == OnboardingStep.GOAL and reading.get("option") in offered:
         # "yes" to the goal the coach said it understood from a message in another language.
         return onboarding.apply_values(before, {"goal": offered[reading.get("option")]["goal"]})
-    if reading.act == PLAN and (slot := _SLOT_OF_STEP.get(before.step)) and reading.has(slot):
+    if reading.act == PLAN and before.step == OnboardingStep.BEST_TIME and reading.has("time_of_day"):
         # "Schedule a 30 minute practice on Thursday evening" at the best-time question asks for the
         # plan early and answers the question: the answer is kept (the plan follows onboarding).
-        return onboarding.apply_values(before, {slot: reading.get(slot)})
+        return onboarding.apply_values(before, {"time_of_day": reading.get("time_of_day")})
     if reading.source != "rules" and values:
         # A settled proposal that carries answers ("1-2 hrs a week" at the goal question) is an
         # answer, whatever act the model named.
