@@ -181,6 +181,23 @@ def test_a_quote_with_a_misspelt_word_spelt_right_points_at_the_learners_own_wor
     assert (found[0] if found else None) == span
 
 
+@pytest.mark.parametrize("quote,text,span", [
+    ("quarta às 7h (60 min, planned)", "mudar o treino de terça para quarta às 7h", "quarta às 7h"),
+    ("sat 11am? (not yet planned)", "tmrw's session → sat 11am?", "sat 11am"),
+    ("7:30, planned for next week's session", "bump thursday to 7:30", "7:30"),
+    ("wednesday evening, thursday's one", "Ik heb vanochtend gezwommen", None),  # no part of it was said
+])
+def test_a_quote_that_runs_on_into_the_context_is_cut_back_to_the_learners_words(quote, text, span):
+    found = locate(quote, text)
+    assert (found[0] if found else None) == span
+
+
+def test_a_move_whose_quoted_target_runs_on_still_moves_to_the_time_said():
+    reading = settle(Proposal("move", {"session": "thursday", "target": "7:30, planned for next week's session"}),
+                     "bump thursday to 7:30", at("done", plan=(THURSDAY,)))
+    assert reading.act == "move" and reading.get("time") == "19:30"
+
+
 def test_a_misspelt_goal_the_model_quotes_spelt_right_is_read_from_the_learners_words():
     proposal = Proposal(act="answer", quotes={"goal": "learn python for data stuff at work"})
     reading = settle(proposal, "i wanna lern pyton for data stuff at work", at("goal"))

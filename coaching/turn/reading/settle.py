@@ -49,7 +49,22 @@ _CLOCK = re.compile(r"\b(\d{1,2})(?:[:h.](\d{2}))?\s*(am|pm|h\b)?")
 def locate(quote: str, text: str, earlier: tuple[str, ...] = ()) -> tuple[str, int] | None:
     """(the learner's own words for `quote`, which message: 0 this one, n the n-th earlier), or None
     when the quote is not there. Case, spacing and surrounding punctuation may differ; so may the
-    spelling of a word, where the model quoted a misspelt word spelt right (`_aligned`)."""
+    spelling of a word, where the model quoted a misspelt word spelt right (`_aligned`). A quote
+    that runs on past the learner's words into the context it was shown ("quarta às 7h (60 min,
+    planned)") is cut back, at the comma or bracket where it runs on, to the part that is theirs."""
+    found = _located(quote, text, earlier)
+    cut = quote
+    while found is None and (run_on := _RUN_ON.search(cut)):
+        cut = cut[:run_on.start()]
+        found = _located(cut, text, earlier)
+    return found
+
+
+# Where a quote runs on: the last comma, semicolon or opening bracket with words before it.
+_RUN_ON = re.compile(r"\s*[,;(][^,;(]*$")
+
+
+def _located(quote: str, text: str, earlier: tuple[str, ...]) -> tuple[str, int] | None:
     wanted = normalise(quote).strip(" \"'“”.,!?")
     if len(wanted) < 1:
         return None
