@@ -148,7 +148,14 @@ def confirmation(updates: dict) -> str:
 def completion_summary(answers: OnboardingAnswers) -> str:
     label = dict(GoalCategory.choices).get(answers.goal_category, answers.goal_category)
     hours = f"{answers.weekly_hours.normalize():f}" if answers.weekly_hours is not None else "?"
+    best = _best_time_words(answers.best_time)
     return (
-        f"You're all set: “{answers.primary_goal}” ({label.lower()}), {hours} h a week, best in the "
-        f"{answers.best_time}, confidence {answers.confidence}/10. Say “let's plan” whenever you want a weekly plan."
+        f"You're all set: “{answers.primary_goal}” ({label.lower()}), {hours} h a week, {best}, "
+        f"confidence {answers.confidence}/10. Say “let's plan” whenever you want a weekly plan."
     )
+
+
+def _best_time_words(best_time: str) -> str:
+    """The best time in words: "best in the evening", "best at night", "any time of day"."""
+    return {"flexible": "any time of day", "night": "best at night", "midday": "best around midday"}.get(
+        best_time, f"best in the {best_time}")

@@ -12,6 +12,7 @@ from coaching.onboarding import (
     QUESTIONS,
     OnboardingAnswers,
     advance,
+    completion_summary,
     extract_goal,
     is_vague,
     map_category,
@@ -615,3 +616,12 @@ def test_the_trials_portuguese_learner_keeps_what_they_said_at_the_wrong_step():
     out = advance(time_step, "I did 20 minutes of Duolingo this morning, but I get distracted by my phone a lot")
     assert not out.accepted and "best_time" not in out.updates
     assert parse_best_time("tonight") is None and parse_best_time("mornings") == "morning"
+
+
+@pytest.mark.parametrize("best_time,words", [("flexible", "any time of day"), ("night", "best at night"),
+                                             ("evening", "best in the evening"), ("midday", "best around midday")])
+def test_the_summary_says_the_best_time_in_words(best_time, words):
+    answers = OnboardingAnswers(step=OnboardingStep.DONE, primary_goal="pottery", goal_category=GoalCategory.ART,
+                                weekly_hours=Decimal("2.5"), best_time=best_time, confidence=6)
+    summary = completion_summary(answers)
+    assert f"2.5 h a week, {words}, confidence 6/10" in summary and "the flexible" not in summary
