@@ -441,6 +441,12 @@ def hours_with_rate(quote: str, sentence: str) -> Decimal | None:
     return parse_hours(quote)
 
 
+def amount_period(text: str) -> str:
+    """What the amount of time said is per: "week", "count", "day", "weekday", "occasion", or ""
+    when no period is said with it ("make it 4 hours")."""
+    return _read_hours(text).per
+
+
 def hours_per_occasion(text: str) -> tuple[str, str, Decimal] | None:
     """("30 minutes", "evening", 2.5) when the answer gives an amount per evening, session or time
     and no count of them, so no weekly total can be read from it; the last item is five of them."""

@@ -386,6 +386,20 @@ def test_a_one_sentence_question_is_not_made_a_report_by_a_proposal():
     assert reading.act != "report"
 
 
+@pytest.mark.parametrize("text,hours", [
+    ("can we make the tuesday one 45 minutes instead", None),  # one session's length
+    ("make thursday's session 90 minutes instead", None),
+    ("make that one 45 minutes from now on", None),
+    ("make it 4 hours instead", 4.0),  # "it" is the week
+    ("actually make it one hour a week", 1.0),
+    ("I can only do 2 hours a week now, mostly on saturdays", 2.0),
+])
+def test_an_amount_said_of_one_session_is_no_new_weekly_total(text, hours):
+    for plan in ((), (THURSDAY,)):
+        reading = read_by_rules(text, at("done", plan=plan))
+        assert reading.get("weekly_hours") == hours, (text, reading)
+
+
 @pytest.mark.parametrize("text,value", [
     ("my confidence is more like a 7 now tbh", 7), ("i'm feeling way more confident, call it a 9", 9),
     ("honestly I'm about 4/10 confident now", 4), ("I was confident, 8 sessions done", None),

@@ -18,6 +18,7 @@ from coaching.onboarding.small_talk import is_small_talk
 from coaching.onboarding.values import (
     CONFIDENCE_WITH_SCALE,
     HOURS_WITH_UNIT,
+    amount_period,
     map_category,
     parse_best_time,
     parse_confidence,
@@ -446,11 +447,27 @@ def _hours_change(text: str, intent) -> float | None:
 
 
 def _new_hours(text: str) -> float | None:
-    """A weekly total said with its unit and as new ("now", "lower", "make it"), or None."""
-    if not HOURS_WITH_UNIT.search(text) or not (CORRECTION.match(text) or _NEW_VALUE.search(normalise(text))):
+    """A weekly total said with its unit and as new ("now", "lower", "make it"), or None. An amount
+    said of one session and of no period ("make the tuesday one 45 minutes instead") is that
+    session's length, not the week's."""
+    norm = normalise(text)
+    if not HOURS_WITH_UNIT.search(text) or not (CORRECTION.match(text) or _NEW_VALUE.search(norm)):
+        return None
+    if amount_period(text) == "" and _names_a_session(norm):
         return None
     hours = parse_hours(text)
     return float(hours) if hours is not None else None
+
+
+# "one" as a session ("the tuesday one", "that one"), not the number of an amount ("one hour").
+_SESSION_ONE = re.compile(r"\bone\b(?!\s*(?:and a half\s*)?(?:hours?|hrs?|h\b|minutes?|mins?))")
+
+
+def _names_a_session(norm: str) -> bool:
+    """The words name a session: by a word for one (not "it": "make it 4 hours" is the week), by its
+    day, or as "the … one"."""
+    return bool(any(m.group(0) not in ("it", "one") for m in _SESSION_WORD.finditer(norm))
+                or weekdays_named(norm) or relative_days(norm) or _SESSION_ONE.search(norm))
 
 
 def _asked_about(text: str, holds) -> bool:
