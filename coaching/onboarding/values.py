@@ -493,6 +493,9 @@ def says_time_amount(text: str) -> bool:
 
 # A time of day named as a moment, not as a habit: "I did 20 minutes of Duolingo this morning" was
 # stored as the best time "morning".
+# "whenever the kids are asleep", "whenever my shift ends": a time set by something else, which code
+# cannot place — no flexible time (the question stays); "whenever I can" is.
+_A_CONDITION = re.compile(r"\s+(?:the|my|our|his|her|their|its|your|this|that|these|those)\b")
 _A_MOMENT = re.compile(r"(?:\b(?:this|yesterday|last|tomorrow|one|that|on (?:monday|tuesday|wednesday|thursday|"
                        r"friday|saturday|sunday))\s+)$")
 
@@ -505,7 +508,8 @@ def parse_best_time(text: str) -> str | None:
     named = [(m.start(), m.end(), value) for value, keywords in TIME_RULES for k in keywords
              for m in keyword_matches(norm, k)
              # "tonight" is a moment by itself (plan_request still reads it as this evening).
-             if not _A_MOMENT.search(norm[:m.start()]) and m.group(0) != "tonight"]
+             if not _A_MOMENT.search(norm[:m.start()]) and m.group(0) != "tonight"
+             and not (value == BestTime.FLEXIBLE and _A_CONDITION.match(norm, m.end()))]
     values = {value for start, end, value in named
               if not any(s <= start and end <= e and (e - s) > (end - start) for s, e, _ in named)}
     if len(values) > 1:

@@ -123,6 +123,14 @@ def test_parse_best_time(text, expected):
     assert parse_best_time(text) == expected
 
 
+@pytest.mark.parametrize("text,expected", [
+    ("whenever the kids are asleep", None), ("whenever my shift ends", None),  # a time set by something else
+    ("whenever I can", "flexible"), ("honestly whenever works", "flexible"), ("any time really", "flexible"),
+])
+def test_whenever_something_else_happens_is_no_flexible_time(text, expected):
+    assert parse_best_time(text) == expected
+
+
 @pytest.mark.parametrize("goal,expected", [
     ("learn to swim", "sport"), ("I want to go swimming twice a week", "sport"), ("speak Spanish", "language"),
     ("learn Python", "programming"), ("pass my calculus exam", "academic"), ("play guitar", "music"),
