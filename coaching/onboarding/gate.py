@@ -28,6 +28,7 @@ from coaching.onboarding.values import (
     CONFIDENCE_WITH_SCALE,
     HOURS_WITH_UNIT,
     TIME_RULES,
+    confidence_numbers,
     has_keyword,
     hours_per_occasion,
     map_category,
@@ -195,6 +196,11 @@ def advance(answers: OnboardingAnswers, text: str, *, rejected_in_row: int = 0) 
             amount, occasion, five = each  # "30 minutes" on "evenings": no weekly total to store
             said = PER_OCCASION.format(amount=amount, each=occasion, five=five.normalize())
             return _reject(step, "per_occasion", said[:1].upper() + said[1:])
+        if (value in (None, "") and step == OnboardingStep.CONFIDENCE
+                and len(scores := sorted(n for n in confidence_numbers(text) if 1 <= n <= 10)) > 1):
+            # "like a 6? maybe 5 on bad days": two scores, both said; the question names them.
+            said = " and ".join([", ".join(map(str, scores[:-1])), str(scores[-1])])
+            return _reject(step, "two_scores", f"I read {said}: which of them fits best today, from 1 to 10?")
         if value in (None, "") and (early := {k: v for k, v in _early_values(text, answers).items()
                                                if k != field}):
             # "3 hours a week" at the area question answers a later one: kept, this one asked again.

@@ -546,6 +546,15 @@ def parse_confidence(text: str) -> int | None:
     """A confidence from 1 to 10: "7", "7/10", "8 out of 10", "pretty confident, like eight". The
     scale itself ("on a scale of 1 to 10") is no answer, nor is an amount of time ("4 hours") or
     "this one"; two different numbers ("10 for motivation, 2 for discipline") are asked about."""
+    numbers = confidence_numbers(text)
+    if len(numbers) != 1:
+        return None
+    value = numbers.pop()
+    return value if 1 <= value <= 10 else None
+
+
+def confidence_numbers(text: str) -> set[int]:
+    """Every number the text could give as a score (not the scale, an amount of time or "this one")."""
     norm = _SCALE.sub(" ", normalise(text))
     scored = {int(m.group(1)) for m in _OUT_OF_TEN.finditer(norm)}
     norm = _ONE_PRONOUN.sub(" ", _OUT_OF_TEN.sub(" ", norm))
@@ -555,10 +564,7 @@ def parse_confidence(text: str) -> int | None:
     numbers = scored | {int(m) for m in re.findall(r"\b(\d{1,2})\b", norm)}
     numbers |= {int(NUMBER_WORDS[w]) for w in re.findall(r"[a-z]+", norm)
                 if w in NUMBER_WORDS and float(NUMBER_WORDS[w]).is_integer() and NUMBER_WORDS[w] >= 1}
-    if len(numbers) != 1:
-        return None
-    value = numbers.pop()
-    return value if 1 <= value <= 10 else None
+    return numbers
 
 
 # Values stated with their unit, so they can be read before (or after) their own question.

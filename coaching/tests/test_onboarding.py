@@ -633,3 +633,16 @@ def test_the_summary_says_the_best_time_in_words(best_time, words):
                                 weekly_hours=Decimal("2.5"), best_time=best_time, confidence=6)
     summary = completion_summary(answers)
     assert f"2.5 h a week, {words}, confidence 6/10" in summary and "the flexible" not in summary
+
+
+@pytest.mark.parametrize("text,said", [("like a 6? maybe 5 on bad days", "5 and 6"),
+                                       ("10 for motivation, 2 for discipline", "2 and 10"),
+                                       ("5, 6 or 7 depending on the week", "5, 6 and 7")])
+def test_two_scores_are_asked_about_by_name_and_nothing_is_stored(text, said):
+    answers = OnboardingAnswers(step=OnboardingStep.CONFIDENCE, primary_goal="pottery", goal_category=GoalCategory.ART,
+                                weekly_hours=Decimal("2.5"), best_time="evening")
+    outcome = advance(answers, text)
+    assert not outcome.accepted and "confidence" not in outcome.updates
+    assert reprompt(outcome, 0, "") == f"I read {said}: which of them fits best today, from 1 to 10?"
+    # Asked again the same way, the question is worded differently.
+    assert said not in reprompt(outcome, 1, reprompt(outcome, 0, ""))
