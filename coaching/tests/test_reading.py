@@ -7,6 +7,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from coaching.onboarding import OnboardingAnswers
+from coaching.turn.reading import reader
 from coaching.turn.reading.rules import read_by_rules
 from coaching.turn.reading.settle import locate, settle
 from coaching.turn.reading.types import Proposal, ReadContext, SessionRef
@@ -604,3 +605,17 @@ def test_an_amount_the_model_quotes_is_read_with_the_rate_around_it():
     other = "i work 40 hours a week. maybe 2 hours for this"
     reading = settle(Proposal("answer", {"hours": "2 hours"}), other, at("weekly_hours", goal="x"))
     assert reading.get("weekly_hours") == 2
+
+
+_OPTIONS = ({"label": "A", "kind": "plan", "summary": "3 sessions of 80 min (Mon, Wed, Fri at 08:00)"},
+            {"label": "B", "kind": "plan", "summary": "2 sessions of 120 min (Mon, Thu at 08:00)"})
+
+
+@pytest.mark.parametrize("proposal", [Proposal("plan", {"session": "first session", "target": "second session"}),
+                                      Proposal("", {}, error="LLMUnavailable")])
+def test_a_reply_to_a_pending_choice_that_nothing_can_place_is_an_answer_that_picks_none(monkeypatch, proposal):
+    monkeypatch.setattr(reader, "propose", lambda text, ctx, **kw: proposal)
+    reading = reader.read("la première", at("done", options=_OPTIONS, pending_kind="plan"))
+    assert reading.act == "answer" and not reading.has("option") and reading.settled, reading
+    # Without a choice pending, the same words stay unplaced.
+    assert reader.read("la première", at("done")).act == "other"

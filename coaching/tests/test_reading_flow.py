@@ -300,3 +300,15 @@ def test_a_request_to_plan_at_the_best_time_question_answers_it_and_keeps_the_da
     reply = say("skip the questions, just give me a study plan right now")
     assert reply.startswith("Your plan comes right after a few quick answers"), reply
     assert LearnerProfile.objects.get(learner=learner).best_time == ""
+
+
+def test_a_reply_to_plan_options_nothing_can_place_asks_which_and_schedules_nothing(api, say_for, fake_model):
+    client, _ = api
+    learner = onboarded_learner(client)
+    say = say_for(learner.research_id)
+    assert "Option A" in say("plan my week")
+    # The reader proposes a plan request whose quotes are not the learner's words: nothing settles.
+    fake_model.push_to("reader", json.dumps({"act": "plan", "session": "first session", "target": "08:00"}))
+    reply = say("la première")
+    assert reply.startswith("Which one shall I schedule — A (") and not PlannedSession.objects.exists(), reply
+    assert "sessions scheduled" in say("A")

@@ -28,11 +28,23 @@ def read(text: str, ctx: ReadContext, *, mode: str = COMBINED, model: str | None
     if proposal.error:
         # No proposal (the model is down or scripted to say nothing): the rules' reading stands,
         # as it did before there was a model to ask.
-        return replace(rules, settled=True, rejected=(f"model: {proposal.error}",), model_ms=proposal.ms)
+        return _reply_to_choice(replace(rules, settled=True, rejected=(f"model: {proposal.error}",),
+                                        model_ms=proposal.ms), rules, ctx)
     proposed = settle(proposal, text, ctx)
     if mode == MODEL:
         return proposed
-    return _combine(rules, proposed, text)
+    return _reply_to_choice(_combine(rules, proposed, text), rules, ctx)
+
+
+def _reply_to_choice(reading: Reading, rules: Reading, ctx: ReadContext) -> Reading:
+    """With a choice pending ("Option A … or B …?"), a reply neither the rules nor a proposal could
+    place ("la première", "whichever you think") is taken as an answer that picks none: the coach
+    asks which, instead of talking past the choice it offered."""
+    if ctx.options and ctx.step == "done" and reading.act == OTHER and rules.act == OTHER and not rules.settled:
+        return replace(reading, act=ANSWER, values={k: v for k, v in reading.values.items()
+                                                    if k in ("concern", "lang")},
+                       settled=True, cue=f"{reading.cue}; a reply to the choice pending that picks none")
+    return reading
 
 
 def _combine(rules: Reading, proposed: Reading, text: str) -> Reading:
