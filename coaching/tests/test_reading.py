@@ -619,3 +619,15 @@ def test_a_reply_to_a_pending_choice_that_nothing_can_place_is_an_answer_that_pi
     assert reading.act == "answer" and not reading.has("option") and reading.settled, reading
     # Without a choice pending, the same words stay unplaced.
     assert reader.read("la première", at("done")).act == "other"
+
+
+@pytest.mark.parametrize("text,hours", [
+    ("maybe I should drop to 2 hours? idk", 2.0), ("would 5 hours be too much?", 5.0),
+    ("could I go for 30 min a day?", 3.5),
+    ("how do I fit 2 hours in?", None),  # asks how, weighs nothing
+    ("is 30 min enough?", None),  # a sitting's length
+    ("should the thursday one be 45 minutes?", None),  # one session's
+])
+def test_a_weekly_amount_weighed_in_a_yes_or_no_question_is_carried_on_the_question(text, hours):
+    reading = read_by_rules(text, at("done", plan=(THURSDAY,)))
+    assert reading.act == "question" and reading.get("weekly_hours") == hours, reading

@@ -312,3 +312,16 @@ def test_a_reply_to_plan_options_nothing_can_place_asks_which_and_schedules_noth
     reply = say("la première")
     assert reply.startswith("Which one shall I schedule — A (") and not PlannedSession.objects.exists(), reply
     assert "sessions scheduled" in say("A")
+
+
+def test_a_weekly_amount_weighed_in_a_yes_or_no_question_is_offered_whatever_its_verb(api, say_for):
+    client, _ = api
+    learner = onboarded_learner(client)
+    services.profile_update(learner=learner, weekly_hours=3.5)
+    say = say_for(learner.research_id)
+    reply = say("maybe I should drop to 2 hours? idk")
+    assert reply.endswith("Shall I change your weekly hours to 2 (3.5 now)? Say “yes” and I will; "
+                          "sessions already planned stay as they are."), reply
+    assert LearnerProfile.objects.get(learner=learner).weekly_hours == 3.5
+    assert say("yeah do it").startswith("Updated: 2 hours a week (it was 3.5).")
+    assert LearnerProfile.objects.get(learner=learner).weekly_hours == 2

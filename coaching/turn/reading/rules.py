@@ -446,12 +446,16 @@ def _hours_change(text: str, intent) -> float | None:
     return None if _asked_about(text, HOURS_WITH_UNIT.search) else hours
 
 
-def _new_hours(text: str) -> float | None:
+def _new_hours(text: str, *, weighed: bool = False) -> float | None:
     """A weekly total said with its unit and as new ("now", "lower", "make it"), or None. An amount
     said of one session and of no period ("make the tuesday one 45 minutes instead") is that
-    session's length, not the week's."""
+    session's length, not the week's. A sentence that weighs (`weighed`: a yes/no question, "maybe I
+    should drop to 2 hours?") says the amount as new by asking about it, whatever its verb."""
     norm = normalise(text)
-    if not HOURS_WITH_UNIT.search(text) or not (CORRECTION.match(text) or _NEW_VALUE.search(norm)):
+    # Minutes with no period ("is 30 min enough?") are a sitting's length: a week is weighed in hours.
+    asks_yes_or_no = (weighed and text.rstrip().endswith("?") and not _WH_START.match(norm)
+                      and not (amount_period(text) == "" and _MINUTES.search(norm)))
+    if not HOURS_WITH_UNIT.search(text) or not (CORRECTION.match(text) or _NEW_VALUE.search(norm) or asks_yes_or_no):
         return None
     if amount_period(text) == "" and _names_a_session(norm):
         return None
@@ -459,6 +463,7 @@ def _new_hours(text: str) -> float | None:
     return float(hours) if hours is not None else None
 
 
+_MINUTES = re.compile(r"\b(?:minutes?|mins?)\b|\d\s*min\b")
 # "one" as a session ("the tuesday one", "that one"), not the number of an amount ("one hour").
 _SESSION_ONE = re.compile(r"\bone\b(?!\s*(?:and a half\s*)?(?:hours?|hrs?|h\b|minutes?|mins?))")
 
@@ -481,7 +486,7 @@ def _change_weighed(text: str) -> dict[str, Value]:
     3 hours… what do you think?", "should I switch to mornings?"): carried on the question, never
     written from it; the coach offers the change and writes it on a yes (coaching.turn.goal_change)."""
     for clause in sentences(text):
-        if (hours := _new_hours(clause)) is not None:
+        if (hours := _new_hours(clause, weighed=True)) is not None:
             return {"weekly_hours": _v(hours, clause)}
     # A time weighed for a day or a session ("can sunday be in the afternoon instead?") is about
     # that session, not the best time.
