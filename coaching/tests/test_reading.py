@@ -615,19 +615,32 @@ _OPTIONS = ({"label": "A", "kind": "plan", "summary": "3 sessions of 80 min (Mon
                                       Proposal("", {}, error="LLMUnavailable")])
 def test_a_reply_to_a_pending_choice_that_nothing_can_place_is_an_answer_that_picks_none(monkeypatch, proposal):
     monkeypatch.setattr(reader, "propose", lambda text, ctx, **kw: proposal)
-    reading = reader.read("la première", at("done", options=_OPTIONS, pending_kind="plan"))
+    reading = reader.read("die kürzere", at("done", options=_OPTIONS, pending_kind="plan"))
     assert reading.act == "answer" and not reading.has("option") and reading.settled, reading
     # Without a choice pending, the same words stay unplaced.
-    assert reader.read("la première", at("done")).act == "other"
+    assert reader.read("die kürzere", at("done")).act == "other"
 
 
 @pytest.mark.parametrize("text,hours", [
     ("maybe I should drop to 2 hours? idk", 2.0), ("would 5 hours be too much?", 5.0),
     ("could I go for 30 min a day?", 3.5),
     ("how do I fit 2 hours in?", None),  # asks how, weighs nothing
+    ("i managed 2 hours, should i keep it at that?", None),  # a time done
     ("is 30 min enough?", None),  # a sitting's length
     ("should the thursday one be 45 minutes?", None),  # one session's
 ])
 def test_a_weekly_amount_weighed_in_a_yes_or_no_question_is_carried_on_the_question(text, hours):
     reading = read_by_rules(text, at("done", plan=(THURSDAY,)))
     assert reading.act == "question" and reading.get("weekly_hours") == hours, reading
+
+
+@pytest.mark.parametrize("text,option", [
+    ("la segunda", "B"), ("sí, la segunda", "B"), ("a primeira opção", "A"), ("la deuxième", "B"),
+    ("die zweite bitte", "B"), ("de laatste", "B"), ("the second one", "B"),
+    ("the third one", None),  # of two: picks none, the coach asks which
+    ("pode ser na segunda?", None),  # Monday, after a preposition
+])
+def test_an_option_is_picked_by_its_place_in_the_learners_language(text, option):
+    reading = read_by_rules(text, at("done", options=_OPTIONS, pending_kind="plan"))
+    assert reading.get("option") == option and reading.settled, reading
+    assert reading.act == ("answer" if option or "third" in text else reading.act)

@@ -309,7 +309,7 @@ def test_a_reply_to_plan_options_nothing_can_place_asks_which_and_schedules_noth
     assert "Option A" in say("plan my week")
     # The reader proposes a plan request whose quotes are not the learner's words: nothing settles.
     fake_model.push_to("reader", json.dumps({"act": "plan", "session": "first session", "target": "08:00"}))
-    reply = say("la première")
+    reply = say("die kürzere")
     assert reply.startswith("Which one shall I schedule — A (") and not PlannedSession.objects.exists(), reply
     assert "sessions scheduled" in say("A")
 
@@ -325,3 +325,12 @@ def test_a_weekly_amount_weighed_in_a_yes_or_no_question_is_offered_whatever_its
     assert LearnerProfile.objects.get(learner=learner).weekly_hours == 3.5
     assert say("yeah do it").startswith("Updated: 2 hours a week (it was 3.5).")
     assert LearnerProfile.objects.get(learner=learner).weekly_hours == 2
+
+
+def test_an_option_named_past_the_last_asks_which_and_schedules_nothing(api, say_for):
+    client, _ = api
+    learner = onboarded_learner(client)
+    say = say_for(learner.research_id)
+    assert "Option B" in say("plan my week")
+    reply = say("the third one")
+    assert reply.startswith("Which one shall I schedule — A (") and not PlannedSession.objects.exists(), reply

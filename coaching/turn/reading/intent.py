@@ -19,6 +19,7 @@ from coaching.turn.reading.vocabulary import (
     CHANGE_OF_MIND,
     COUNT_WORDS,
     ORDINALS,
+    ORDINALS_ELSEWHERE,
     QUESTION_START,
     relative_days,
     says_yes,
@@ -147,6 +148,17 @@ def _letters_named(text: str, upper: list[str]) -> list[tuple[int, int]]:
     return found
 
 
+def ordinal_named(norm: str) -> int | None:
+    """The place an ordinal names ("the second one": 1, "the last": -1), or None. An ordinal of
+    another language counts in a short reply only (vocabulary.ORDINALS_ELSEWHERE)."""
+    for word, index in ORDINALS.items():
+        if re.search(rf"\b(?:the )?{word}(?: one| option| session)?\b", norm):
+            return index
+    if len(norm.split()) <= 4 and not weekdays_named(norm):  # "pode ser na segunda?" names Monday
+        return next((index for word, index in ORDINALS_ELSEWHERE.items() if re.search(rf"\b{word}\b", norm)), None)
+    return None
+
+
 def pick_choice(text: str, labels: list[str], option_days: list[frozenset[int]] | None = None,
                 said_days: frozenset[int] = frozenset()) -> int | None:
     """Which of the offered choices (labels "A", "B", …) the learner picked: "option B", "B!!", "the
@@ -165,9 +177,9 @@ def pick_choice(text: str, labels: list[str], option_days: list[frozenset[int]] 
         first, last = letters[0][0], letters[-1][0]
         between = text[first:last]
         return letters[-1][1] if CHANGE_OF_MIND.search(between) or re.search(r"(?i)\bno(?:pe)?\b", between) else None
-    for word, index in ORDINALS.items():
-        if re.search(rf"\b(?:the )?{word}(?: one| option| session)?\b", norm) and labels:
-            return index if index >= 0 else len(labels) - 1
+    if (index := ordinal_named(norm)) is not None and labels:
+        index = index if index >= 0 else len(labels) - 1
+        return index if index < len(labels) else None  # "the third one" of two: picks none
     if option_days and said_days:
         shared = frozenset.intersection(*option_days)
         # Every day said is one of the option's ("the saturday one"); "only Tuesdays and Saturdays"

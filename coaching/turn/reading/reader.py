@@ -38,7 +38,7 @@ def read(text: str, ctx: ReadContext, *, mode: str = COMBINED, model: str | None
 
 def _reply_to_choice(reading: Reading, rules: Reading, ctx: ReadContext) -> Reading:
     """With a choice pending ("Option A … or B …?"), a reply neither the rules nor a proposal could
-    place ("la première", "whichever you think") is taken as an answer that picks none: the coach
+    place ("die kürzere", "whichever you think") is taken as an answer that picks none: the coach
     asks which, instead of talking past the choice it offered."""
     if ctx.options and ctx.step == "done" and reading.act == OTHER and rules.act == OTHER and not rules.settled:
         return replace(reading, act=ANSWER, values={k: v for k, v in reading.values.items()

@@ -175,9 +175,12 @@ def _option_pick(text: str, ctx: ReadContext) -> Reading | None:
         if (named := re.search(r"\boption\s*([a-e])\b", norm)) and named.group(1).upper() not in labels:
             # "option c" where only A and B were offered: an answer that picks nothing (the coach asks).
             return Reading(ANSWER, cue=f"named option {named.group(1).upper()}, which was not offered", settled=True)
+        if (place := intents.ordinal_named(norm)) is not None and place >= len(labels):
+            return Reading(ANSWER, settled=True,
+                           cue=f"named option {place + 1} of {len(labels)}, which was not offered")
         return None
-    only_yes = says_yes(text) and not re.search(r"\boption\b|\b[a-e]\b|\b(?:first|second|third|last|1st|2nd|3rd)\b",
-                                                norm)
+    only_yes = (says_yes(text) and not re.search(r"\boption\b|\b[a-e]\b", norm)
+                and intents.ordinal_named(norm) is None)
     # "yes" picks an option only where the coach offered it so: one option, or the reschedule and
     # report choices whose reply hint says "yes" means A. Several plan options, or several sessions
     # a move could mean, and a bare "yes" is asked: it names none of them.
@@ -453,8 +456,10 @@ def _new_hours(text: str, *, weighed: bool = False) -> float | None:
     should drop to 2 hours?") says the amount as new by asking about it, whatever its verb."""
     norm = normalise(text)
     # Minutes with no period ("is 30 min enough?") are a sitting's length: a week is weighed in hours.
+    # A time done asked about ("I did 3 hours this week, is that enough?") reports, it weighs nothing.
     asks_yes_or_no = (weighed and text.rstrip().endswith("?") and not _WH_START.match(norm)
-                      and not (amount_period(text) == "" and _MINUTES.search(norm)))
+                      and not (amount_period(text) == "" and _MINUTES.search(norm))
+                      and not intents.said_done(norm) and not intents.said_skipped(norm))
     if not HOURS_WITH_UNIT.search(text) or not (CORRECTION.match(text) or _NEW_VALUE.search(norm) or asks_yes_or_no):
         return None
     if amount_period(text) == "" and _names_a_session(norm):

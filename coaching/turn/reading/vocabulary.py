@@ -57,6 +57,19 @@ NUMBER_WORDS: dict[str, float] = {
 COUNT_WORDS: dict[str, int] = {"once": 1, "twice": 2, "thrice": 3, "both": 2,
                                **{w: int(n) for w, n in NUMBER_WORDS.items() if 1 <= n <= 7 and n == int(n)}}
 ORDINALS: dict[str, int] = {"first": 0, "1st": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2, "last": -1}
+# The same ordinals in the other languages learners write in (Spanish, Portuguese, French, Italian,
+# German, Dutch), both genders: a closed class. Read only in a short reply ("la segunda", "a
+# primeira opção"), where "prima" is no "before" and "segundo" no unit of time.
+ORDINALS_ELSEWHERE: dict[str, int] = {
+    **dict.fromkeys(("primera", "primero", "primeira", "primeiro", "première", "premier", "prima", "primo",
+                     "erste", "ersten", "eerste"), 0),
+    **dict.fromkeys(("segunda", "segundo", "deuxième", "seconde", "seconda", "secondo", "zweite", "zweiten",
+                     "tweede"), 1),
+    **dict.fromkeys(("tercera", "tercero", "terceira", "terceiro", "troisième", "terza", "terzo", "dritte",
+                     "dritten", "derde"), 2),
+    **dict.fromkeys(("última", "último", "dernière", "dernier", "ultima", "ultimo", "letzte", "letzten",
+                     "laatste"), -1),
+}
 
 # --- yes and no -------------------------------------------------------------------------------
 # With yes and no in the other languages learners write in (the coach says back what it understood
