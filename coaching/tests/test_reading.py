@@ -644,3 +644,11 @@ def test_an_option_is_picked_by_its_place_in_the_learners_language(text, option)
     reading = read_by_rules(text, at("done", options=_OPTIONS, pending_kind="plan"))
     assert reading.get("option") == option and reading.settled, reading
     assert reading.act == ("answer" if option or "third" in text else reading.act)
+
+
+def test_a_move_asked_for_during_onboarding_keeps_no_days_as_days_the_learner_is_free():
+    ctx = at("confidence", goal="learn piano")
+    reading = read_by_rules("can you move my thursday session to saturday morning?", ctx)
+    assert reading.act == "plan" and not reading.has("days"), reading
+    # A request to plan that names its days keeps them.
+    assert read_by_rules("just plan me something on saturdays", ctx).get("days")

@@ -217,7 +217,10 @@ def _onboarding(text: str, ctx: ReadContext, intent) -> Reading:
     if intent.kind == intents.RESCHEDULE or requests_plan(text):
         # "skip the questions, just give me a plan": a request, not an answer (nor a goal). What it
         # says about when ("… on Thursday evening") is read, as after onboarding, from this message.
-        said = plan_values(text, replace(ctx, earlier=())) if ctx.step != OnboardingStep.GOAL else {}
+        # A move names the day of a session and where it should go, not days the learner is free
+        # ("can you move my thursday session to saturday morning?" keeps no "Thursdays and Saturdays").
+        moves = intent.kind == intents.RESCHEDULE
+        said = plan_values(text, replace(ctx, earlier=())) if ctx.step != OnboardingStep.GOAL and not moves else {}
         return Reading(PLAN, {**said, **_concern(text)}, cue=intent.cue or "asks for a plan")
     outcome = onboarding.advance(answers, text, rejected_in_row=ctx.rejected_in_row)
     if outcome.accepted:
