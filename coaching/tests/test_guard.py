@@ -227,6 +227,7 @@ def test_sentence_repeated_from_a_recent_reply_is_dropped():
     ("Staying motivated can be challenging, but here are some tips to help you stay motivated:\n1.", ""),
     ("Good work. Here are two ideas:\n-", "Good work."), ("Nice! Try this: 1.", "Nice!"),
     ("Good.\n1. Sleep well.\n2.", "Good.\n1. Sleep well."), ("I swam 5.", "I swam 5."),
+    ("See you Saturday at 08:00.", "See you Saturday at 08:00."),  # a clock time, no list opener
 ])
 def test_trim_dangling_removes_list_openers_whose_list_never_came(text, expected):
     from coaching.turn import reply_checks

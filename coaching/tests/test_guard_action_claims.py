@@ -189,3 +189,39 @@ def test_a_bare_done_is_a_claim_that_any_write_of_the_turn_backs(text):
 @pytest.mark.parametrize("text", ["Done with work for today?", "I'm done for today.", "Great, that's done now."])
 def test_done_inside_a_sentence_is_no_claim(text):
     assert guard.find_false_claims(text, set()) == []
+
+
+# --- session times the reply names, checked against the plan ------------------------------------------
+@pytest.mark.parametrize("text,pairs", [
+    ("your plan: Mon, Wed, Fri at 19:00", {(0, "19:00"), (2, "19:00"), (4, "19:00")}),
+    ("see you Tuesday at 7pm", {(1, "19:00")}),
+    ("your Thu 19:00 session", {(3, "19:00")}),
+    ("Saturday at 8", set()),  # an hour alone is no time
+    ("on friday 3 sessions", set()),
+    ("sunday at 7:30", {(6, "07:30"), (6, "19:30")}),  # either reading may be the one planned
+])
+def test_the_day_and_time_a_reply_names_are_read(text, pairs):
+    assert reply_checks.session_times(text) == pairs
+
+
+def test_a_session_time_that_is_no_session_option_or_time_said_is_a_false_claim():
+    reply = ("Sure, here's the updated schedule: 2 sessions of 45 min each (Thu at 19:00, Sat at 08:00). "
+             "Keep it up!")
+    known = {(0, "19:00"), (5, "08:00")}
+    findings = guard.find_false_claims(reply, set(), known)
+    assert [f.kind for f in findings] == ["honesty"] and "Thu at 19:00" in findings[0].detail
+    assert guard.remove_sentences(reply, findings, set(), known) == "Keep it up!"
+    assert guard.find_false_claims("See you Monday at 7pm!", set(), known) == []
+    assert guard.find_false_claims(reply, set()) == []  # no plan given: nothing to check against
+
+
+@pytest.mark.django_db
+def test_a_reply_naming_a_session_time_not_in_the_plan_is_regenerated(fake_model):
+    from coaching.turn import turn_run
+
+    learner = onboarded_learner(make_client()[0])
+    fake_model.push("Here's your updated schedule: Thu at 19:00 and Sat at 08:00.", "Sounds good, keep going.")
+    result = turn_run(message=_message(learner, "yes please"))
+    assert result.reply.content.startswith("Sounds good, keep going."), result.reply.content
+    honesty = [e for e in result.turn.guard_events if e["kind"] == "honesty"]
+    assert honesty and "Thu at 19:00" in honesty[0]["detail"] and honesty[0]["action"] == "regenerate"

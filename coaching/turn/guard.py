@@ -90,11 +90,15 @@ def find_leaks(text: str, system_prompt: str = "") -> list[Finding]:
     return findings
 
 
-def find_false_claims(text: str, tools_done: set[str]) -> list[Finding]:
+def find_false_claims(text: str, tools_done: set[str], known_times: set | None = None) -> list[Finding]:
     """Claims and promises of writes not backed by a successful tool call of the matching kind in
-    this turn (`reply_checks.action_claims`), and calendar claims without a confirmed feed."""
+    this turn (`reply_checks.action_claims`), calendar claims without a confirmed feed, and, given
+    the day-and-times the turn knows (`known_times`), a session time that is none of them."""
     findings = [Finding("honesty", f"claims {words!r} without {tool}")
                 for tool, words in reply_checks.action_claims(text, tools_done)]
+    if known_times is not None:
+        findings += [Finding("honesty", f"names {said!r}, which is no session, option or time said")
+                     for said in reply_checks.times_unknown(text, known_times)[:1]]
     if "calendar" not in tools_done:
         plain = text.replace("’", "'")
         for match in _CALENDAR_CLAIM.finditer(plain):
@@ -113,10 +117,11 @@ def find_drift(text: str, goal_category: str) -> list[Finding]:
     return []
 
 
-def remove_sentences(text: str, pattern_findings: list[Finding], tools_done: set[str]) -> str:
+def remove_sentences(text: str, pattern_findings: list[Finding], tools_done: set[str],
+                     known_times: set | None = None) -> str:
     """Drop the sentences carrying a false claim (used after the regeneration also failed)."""
     sentences = re.split(r"(?<=[.!?])\s+", text)
-    kept = [s for s in sentences if not find_false_claims(s, tools_done)]
+    kept = [s for s in sentences if not find_false_claims(s, tools_done, known_times)]
     return " ".join(kept).strip()
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from coaching.selectors import sessions_in_view
+from coaching.services import learner_tz
 from coaching.turn import guard, prompts, reply_checks
 from coaching.turn.model import StreamGate, model_text
 from coaching.turn.state import REPLY_MAX_TOKENS, Run, add_ms, ms
@@ -14,12 +16,27 @@ from coaching.turn.tools import ToolBox
 from core.llm.types import LLMError
 
 
+def known_times(run: Run) -> set[tuple[int, str]]:
+    """The day-and-times a reply may name (reply_checks.session_times): the learner's sessions in
+    view as they stand after this turn's writes (read again after each), and what the options, code's
+    words and the conversation said."""
+    writes = len(run.toolbox.calls) if run.toolbox is not None else 0
+    if run.times_known is None or run.times_known[0] != writes:  # read again after a write of this turn
+        tz = learner_tz(run.learner)
+        run.times_known = (writes, {(start.weekday(), start.strftime("%H:%M")) for start in
+                                    (s.planned_start.astimezone(tz) for s in sessions_in_view(learner=run.learner))})
+    said = [run.message.content, run.code_text, *run.previous_replies,
+            *(getattr(m, "content", "") for m in run.history),
+            *(str(o.get("summary", "")) for o in run.offered_options)]
+    return run.times_known[1] | {pair for text in said for pair in reply_checks.session_times(text)}
+
+
 def stream_checks(run: Run, *, system: str, toolbox: ToolBox, goal_category: str,
                   extra: Callable[[str], list] | None = None,
                   messages: list[dict] | None = None) -> Callable[[str], list]:
     """The guard's checks for a prefix in the stream (the loop check waits for the whole reply)."""
     def check(text: str) -> list:
-        findings = (guard.find_leaks(text, system) + guard.find_false_claims(text, toolbox.done)
+        findings = (guard.find_leaks(text, system) + guard.find_false_claims(text, toolbox.done, known_times(run))
                     + guard.find_drift(text, goal_category)
                     + guard.find_voice(text, run.message.content, messages=messages, goal=run.known_goal)
                     + guard.find_repeats(text, run.previous_replies) + guard.find_asks_known(text, run.known_goal))
@@ -74,7 +91,7 @@ def guarded(run: Run, text: str, *, messages: list[dict], system: str, toolbox: 
             text = reply_checks.trim_dangling(text) if dangling else text
             if dangling and text:
                 run.guard_event("dangling", dangling, "trimmed list opener")
-            findings = (guard.find_leaks(text, system) + guard.find_false_claims(text, toolbox.done)
+            findings = (guard.find_leaks(text, system) + guard.find_false_claims(text, toolbox.done, known_times(run))
                         + guard.find_drift(text, goal_category)
                         + guard.find_voice(text, learner_text or run.message.content, run.previous_replies,
                                            messages, goal=goal or run.known_goal)
@@ -104,7 +121,7 @@ def guarded(run: Run, text: str, *, messages: list[dict], system: str, toolbox: 
                     run.timings["guard"] = run.timings.get("guard", 0) - ms(g_start)  # counted as model
                 continue
             if all(f.kind == "honesty" for f in findings):
-                trimmed = guard.remove_sentences(text, findings, toolbox.done)
+                trimmed = guard.remove_sentences(text, findings, toolbox.done, known_times(run))
                 if trimmed:
                     run.guard_event("honesty", detail, "removed false claim")
                     return trimmed

@@ -414,7 +414,8 @@ def repeated_sentences(reply: str, previous_replies: Iterable[str]) -> list[str]
 # failed, or max tokens) right after it promised a list. A reply never ends on ":" or a bare
 # list marker ("1.", "-", "•"), on its own line or straight after a colon or a sentence ("… well. 2.").
 _LIST_MARKER = r"(?:\d{1,2}[.)]|[-*•–])"
-_DANGLING = re.compile(rf"(?::\s*{_LIST_MARKER}?|(?:^|\n|(?<=[.!?])\s)\s*{_LIST_MARKER})\s*$")
+# A colon right after a digit is a clock time's ("… Sat at 08:00."), not a list opener.
+_DANGLING = re.compile(rf"(?:(?<!\d):\s*{_LIST_MARKER}?|(?:^|\n|(?<=[.!?])\s)\s*{_LIST_MARKER})\s*$")
 
 
 def dangling_end(text: str) -> str | None:
@@ -427,7 +428,7 @@ def trim_dangling(text: str) -> str:
     (a list opener whose list never came). May return ""."""
     out = text.rstrip()
     for _ in range(5):
-        marker = re.search(rf"(?:^|\n|(?<=[:.!?]))\s*{_LIST_MARKER}\s*$", out)
+        marker = re.search(rf"(?:^|\n|(?<=[.!?])|(?<=\D:))\s*{_LIST_MARKER}\s*$", out)
         if marker:
             out = out[:marker.start()].rstrip()
             continue
@@ -562,6 +563,44 @@ def action_claims(text: str, done: Iterable[str] = ()) -> list[tuple[str, str]]:
                 continue
             found[kind] = match.group(0)
     return [(ACTION_BACKING[kind], said) for kind, said in found.items()]
+
+
+# --- session times the reply names ------------------------------------------------------------------
+# A reply that names a session by its day and time ("your Thu 19:00 session", "(Mon, Thu at 19:00)")
+# states a fact about the plan, and the plan is in the database: a day and time that is no session
+# of the learner's, no option offered and nothing said in the conversation is made up. Checked
+# against data, not wording ("yes please" after a move got "here's the updated schedule … (Thu at
+# 19:00, Sat at 08:00)" for a session that had just moved off Thursday).
+_DAY = r"(?:mon|tue|wed|thu|fri|sat|sun)(?:day|s|nes|nesday|rs|rsday|urday|sday)?s?\.?"
+_DAYS_AT = re.compile(rf"(?i)\b(?P<days>{_DAY}(?:\s*(?:,|and|&)\s*{_DAY})*)\s*(?:at\s+|@\s*)?"
+                      r"(?P<h>\d{1,2})(?::(?P<m>\d{2}))?\s*(?P<ap>am|pm|h\b|o'clock)?")
+_DAY_CODES = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+
+
+def session_times(text: str) -> set[tuple[int, str]]:
+    """The (weekday, "HH:MM") pairs the text names; an hour without am/pm stands for both readings
+    ("7:00" is 07:00 or 19:00: either one known is enough, see `times_unknown`)."""
+    found: set[tuple[int, str]] = set()
+    for match in _DAYS_AT.finditer(text or ""):
+        marker = (match.group("ap") or "").lower()
+        if not (match.group("m") or marker):
+            continue  # "on friday 3 sessions": a number, not a time
+        hour, minute = int(match.group("h")), match.group("m") or "00"
+        hours = {hour + 12 if marker == "pm" and hour < 12 else 0 if marker == "am" and hour == 12 else hour}
+        if marker not in ("am", "pm") and 1 <= hour <= 11:
+            hours.add(hour + 12)
+        for day in re.findall(r"(?i)mon|tue|wed|thu|fri|sat|sun", match.group("days")):
+            found |= {(_DAY_CODES.index(day.lower()), f"{h:02d}:{minute}") for h in hours if h < 24}
+    return found
+
+
+def times_unknown(text: str, known: set[tuple[int, str]]) -> list[str]:
+    """The day-and-time mentions of `text` none of whose readings is in `known`, as written."""
+    unknown = []
+    for match in _DAYS_AT.finditer(text or ""):
+        if not session_times(match.group(0)) & known:
+            unknown.append(match.group(0).strip())
+    return unknown
 
 
 # --- a reply that dodges the question ---------------------------------------------------------------
