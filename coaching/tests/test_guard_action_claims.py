@@ -212,6 +212,7 @@ def test_a_session_time_that_is_no_session_option_or_time_said_is_a_false_claim(
     assert [f.kind for f in findings] == ["honesty"] and "Thu at 19:00" in findings[0].detail
     assert guard.remove_sentences(reply, findings, set(), known) == "Keep it up!"
     assert guard.find_false_claims("See you Monday at 7pm!", set(), known) == []
+    assert guard.find_false_claims("On Friday 3 short sketches would do.", set(), known) == []  # no time
     assert guard.find_false_claims(reply, set()) == []  # no plan given: nothing to check against
 
 

@@ -598,7 +598,8 @@ def times_unknown(text: str, known: set[tuple[int, str]]) -> list[str]:
     """The day-and-time mentions of `text` none of whose readings is in `known`, as written."""
     unknown = []
     for match in _DAYS_AT.finditer(text or ""):
-        if not session_times(match.group(0)) & known:
+        said = session_times(match.group(0))
+        if said and not said & known:  # "on friday 3 sessions" names no time
             unknown.append(match.group(0).strip())
     return unknown
 
