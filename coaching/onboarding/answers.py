@@ -266,8 +266,12 @@ def extract_goal(text: str) -> tuple[str | None, str]:
         return None, kind
     if vague:
         return None, "vague_goal"
-    if any(is_bare_question(s) for s in sentences):
+    if any(is_bare_question(s) and not is_tentative(s) for s in sentences):
         return None, "question"
+    if any(is_tentative(s) for s in sentences):
+        # "honestly not sure yet... something with my hands maybe?": an answer offered too unsure to
+        # be a goal, not a question to put off.
+        return None, "vague_goal"
     return None, "no_goal"
 
 

@@ -646,3 +646,13 @@ def test_two_scores_are_asked_about_by_name_and_nothing_is_stored(text, said):
     assert reprompt(outcome, 0, "") == f"I read {said}: which of them fits best today, from 1 to 10?"
     # Asked again the same way, the question is worded differently.
     assert said not in reprompt(outcome, 1, reprompt(outcome, 0, ""))
+
+
+@pytest.mark.parametrize("text", ["honestly not sure yet... something with my hands maybe?",
+                                  "no clue. something outdoors maybe?"])
+def test_an_unsure_answer_is_asked_to_be_concrete_not_put_off_as_a_question(text):
+    outcome = advance(OnboardingAnswers(step=OnboardingStep.GOAL), text)
+    assert not outcome.accepted and outcome.kind == "vague_goal" and "primary_goal" not in outcome.updates
+    assert reprompt(outcome, 0, "").startswith("Let's make that a bit more concrete.")
+    # A real question is still one.
+    assert advance(OnboardingAnswers(step=OnboardingStep.GOAL), "what do people usually pick?").kind == "question"
