@@ -457,15 +457,18 @@ def _new_hours(text: str, *, weighed: bool = False) -> float | None:
     said of one session and of no period ("make the tuesday one 45 minutes instead") is that
     session's length, not the week's. A sentence that weighs (`weighed`: a yes/no question, "maybe I
     should drop to 2 hours?") says the amount as new by asking about it, whatever its verb."""
+    if not HOURS_WITH_UNIT.search(text):
+        return None
     norm = normalise(text)
+    no_period = amount_period(text) == ""
     # Minutes with no period ("is 30 min enough?") are a sitting's length: a week is weighed in hours.
     # A time done asked about ("I did 3 hours this week, is that enough?") reports, it weighs nothing.
     asks_yes_or_no = (weighed and text.rstrip().endswith("?") and not _WH_START.match(norm)
-                      and not (amount_period(text) == "" and _MINUTES.search(norm))
+                      and not (no_period and _MINUTES.search(norm))
                       and not intents.said_done(norm) and not intents.said_skipped(norm))
-    if not HOURS_WITH_UNIT.search(text) or not (CORRECTION.match(text) or _NEW_VALUE.search(norm) or asks_yes_or_no):
+    if not (CORRECTION.match(text) or _NEW_VALUE.search(norm) or asks_yes_or_no):
         return None
-    if amount_period(text) == "" and _names_a_session(norm):
+    if no_period and _names_a_session(norm):
         return None
     hours = parse_hours(text)
     return float(hours) if hours is not None else None
