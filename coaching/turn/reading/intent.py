@@ -151,12 +151,15 @@ def _letters_named(text: str, upper: list[str]) -> list[tuple[int, int]]:
 def ordinal_named(norm: str) -> int | None:
     """The place an ordinal names ("the second one": 1, "the last": -1), or None. An ordinal of
     another language counts in a short reply only (vocabulary.ORDINALS_ELSEWHERE)."""
-    for word, index in ORDINALS.items():
-        if re.search(rf"\b(?:the )?{word}(?: one| option| session)?\b", norm):
-            return index
-    if len(norm.split()) <= 4 and not weekdays_named(norm):  # "pode ser na segunda?" names Monday
-        return next((index for word, index in ORDINALS_ELSEWHERE.items() if re.search(rf"\b{word}\b", norm)), None)
+    if match := _ORDINAL.search(norm):
+        return ORDINALS[match.group(1)]
+    if len(norm.split()) <= 4 and not weekdays_named(norm) and (match := _ORDINAL_ELSEWHERE.search(norm)):
+        return ORDINALS_ELSEWHERE[match.group(1)]  # (not "pode ser na segunda?": that names Monday)
     return None
+
+
+_ORDINAL = re.compile(rf"\b(?:the )?({'|'.join(ORDINALS)})(?: one| option| session)?\b")
+_ORDINAL_ELSEWHERE = re.compile(rf"\b({'|'.join(ORDINALS_ELSEWHERE)})\b")
 
 
 def pick_choice(text: str, labels: list[str], option_days: list[frozenset[int]] | None = None,

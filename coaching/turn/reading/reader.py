@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from coaching.models import OnboardingStep
 from coaching.turn.reading.proposer import propose
 from coaching.turn.reading.rules import asks, read_by_rules, sentences
 from coaching.turn.reading.settle import settle
@@ -40,7 +41,8 @@ def _reply_to_choice(reading: Reading, rules: Reading, ctx: ReadContext) -> Read
     """With a choice pending ("Option A … or B …?"), a reply neither the rules nor a proposal could
     place ("die kürzere", "whichever you think") is taken as an answer that picks none: the coach
     asks which, instead of talking past the choice it offered."""
-    if ctx.options and ctx.step == "done" and reading.act == OTHER and rules.act == OTHER and not rules.settled:
+    unplaced = reading.act == OTHER and rules.act == OTHER and not rules.settled
+    if ctx.options and ctx.step == OnboardingStep.DONE and unplaced:
         return replace(reading, act=ANSWER, values={k: v for k, v in reading.values.items()
                                                     if k in ("concern", "lang")},
                        settled=True, cue=f"{reading.cue}; a reply to the choice pending that picks none")
