@@ -18,17 +18,19 @@ from core.llm.types import LLMError
 
 def known_times(run: Run) -> set[tuple[int, str]]:
     """The day-and-times a reply may name (reply_checks.session_times): the learner's sessions in
-    view as they stand after this turn's writes (read again after each), and what the options, code's
-    words and the conversation said."""
-    writes = len(run.toolbox.calls) if run.toolbox is not None else 0
-    if run.times_known is None or run.times_known[0] != writes:  # read again after a write of this turn
+    view as they stand after this turn's writes, and what the options, code's words and the
+    conversation said. Read again only when a write, an option or code's words were added since:
+    the stream gate asks at every sentence."""
+    key = (len(run.toolbox.calls) if run.toolbox is not None else 0, len(run.offered_options), run.code_text)
+    if run.times_known is None or run.times_known[0] != key:
         tz = learner_tz(run.learner)
-        run.times_known = (writes, {(start.weekday(), start.strftime("%H:%M")) for start in
-                                    (s.planned_start.astimezone(tz) for s in sessions_in_view(learner=run.learner))})
-    said = [run.message.content, run.code_text, *run.previous_replies,
-            *(getattr(m, "content", "") for m in run.history),
-            *(str(o.get("summary", "")) for o in run.offered_options)]
-    return run.times_known[1] | {pair for text in said for pair in reply_checks.session_times(text)}
+        planned = {(start.weekday(), start.strftime("%H:%M"))
+                   for start in (s.planned_start.astimezone(tz) for s in sessions_in_view(learner=run.learner))}
+        said = [run.message.content, run.code_text, *run.previous_replies,
+                *(getattr(m, "content", "") for m in run.history),
+                *(str(o.get("summary", "")) for o in run.offered_options)]
+        run.times_known = (key, planned | {pair for text in said for pair in reply_checks.session_times(text)})
+    return run.times_known[1]
 
 
 def stream_checks(run: Run, *, system: str, toolbox: ToolBox, goal_category: str,

@@ -45,7 +45,7 @@ class Run:
     outcome: str = "ok"
     offered_options: list = field(default_factory=list)
     code_text: str = ""  # what code appended to the model's words (stored on the Turn)
-    times_known: tuple | None = None  # (tool calls, session times) read by coaching.turn.reply.known_times
+    times_known: tuple | None = None  # (what it was read after, session times): coaching.turn.reply.known_times
     known_goal: str = ""  # the stored goal once onboarded: a reply must not ask for it again
     # First paragraph (the model's words) of the coach's earlier replies, newest first: loop guard.
     previous_replies: list[str] = field(default_factory=list)
