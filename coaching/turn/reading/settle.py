@@ -184,6 +184,7 @@ def settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
                 put("gloss", gloss, text, 0)
             continue
         span, where = found
+        source = ctx.earlier[where - 1] if where else text  # the message the quote was found in
         if slot == "goal":
             # A goal is taken from a proposal only as the answer to the goal question; a change of
             # goal later is a write the rules must read ("actually, my goal is …").
@@ -201,7 +202,6 @@ def settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
             elif act != ANSWER or ctx.step != OnboardingStep.GOAL:
                 why.append("goal: only an answer to the goal question")
         elif slot == "hours":
-            source = ctx.earlier[where - 1] if where else text
             hours = hours_with_rate(span, next((c for c in sentences(source) if span in c), span))
             if hours is not None and ctx.step != OnboardingStep.WEEKLY_HOURS and not says_time_amount(span):
                 why.append(f"hours: no unit of time in {span!r} outside the hours question")
@@ -213,7 +213,6 @@ def settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
             if minutes := sitting_minutes(span):
                 put("session_minutes", minutes, span, where)
         elif slot == "time_of_day":
-            source = ctx.earlier[where - 1] if where else text
             if is_small_talk(span) or is_greeting(span) or _in_greeting(span, source):
                 why.append(f"time_of_day: a greeting ({span!r})")
             elif when := parse_best_time(span):
