@@ -22,6 +22,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from core.llm import grammar_sampling
+
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
@@ -152,6 +154,7 @@ def build_app(models: dict[str, Path], *, n_ctx: int, n_threads: int, api_key: s
     from llama_cpp.server.app import create_app
     from llama_cpp.server.settings import ModelSettings, ServerSettings
 
+    grammar_sampling.install()
     if not getattr(llama_cpp.Llama.create_chat_completion, "bloom_usage", False):
         llama_cpp.Llama.create_chat_completion = _stream_with_usage(llama_cpp.Llama.create_chat_completion)
 

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from core.llm import assets
+from core.llm import assets, grammar_sampling
 from core.llm.grammars import PLAIN_TEXT_GBNF
 from core.llm.providers.base import ChatRequest, Done, Token
 from core.llm.providers.common import grammar_request, result_of, structured_events
@@ -92,6 +92,7 @@ def load_model(model: str) -> tuple[Any, FairLock]:
         try:
             from llama_cpp import Llama
 
+            grammar_sampling.install()
             llm = Llama(model_path=key, n_ctx=int(llm_setting("BLOOM_LLM_CONTEXT", 4096)),
                         n_threads=int(llm_setting("BLOOM_LLM_THREADS", 2)), verbose=False)
         except Exception as exc:  # llama.cpp raises ValueError/RuntimeError for bad files
