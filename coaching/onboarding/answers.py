@@ -169,6 +169,19 @@ def _clean_goal(phrase: str) -> str:
     return re.sub(r"\s+", " ", phrase).strip(" ,.-—–!?")[:300]
 
 
+# A goal read from a sentence about the learner ("i've been wanting to get better at chess").
+_FIRST_PERSON_LEAD = re.compile(r"(?i)^(?:i|i'm|im|i've|ive|i'd|i am|i have|i had|i was|i've been|me)\b")
+
+
+def goal_from_its_verb(goal: str) -> str:
+    """The goal from its verb of learning or doing on, when the words before it are the learner
+    talking about themselves: what the coach says back when it asks whether it understood."""
+    verb = _GOAL_VERB.search(goal)
+    if verb and verb.start() > 0 and _FIRST_PERSON_LEAD.match(goal):
+        return goal[verb.start():].strip()
+    return goal
+
+
 def answers_another_step(text: str) -> bool:
     """A short message that answers a later question, not the goal one: "2 hours", "mornings",
     "7/10", "5": at the goal step, "2 hours" is not the goal "2 hours"."""

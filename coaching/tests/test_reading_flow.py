@@ -153,6 +153,23 @@ def test_a_goal_in_english_the_rules_doubt_is_said_back_without_a_word_on_langua
     assert reply.startswith("I understood your goal as “touch typing lmao"), reply
 
 
+@pytest.mark.parametrize("proposal", [{"act": "question", "lang": "en"}, {"act": "other"}, {"act": "small_talk"}])
+def test_a_goal_the_rules_doubt_and_no_proposal_backs_is_said_back_not_asked_for_again(api, say_for, fake_model,
+                                                                                      proposal):
+    """The learner named a goal; the coach says what it read (from its verb on) and asks, rather
+    than asking for a goal again as if nothing had been said."""
+    _, http = api
+    rid = http.post("/api/v1/learners", {}, format="json").json()["id"]
+    say = say_for(rid)
+    fake_model.push_to("reader", json.dumps(proposal))
+    reply = say("so i've been wanting to get better at chess, i'm like 900 elo")
+    assert reply.startswith("I understood your goal as “get better at chess”. Is that right?"), reply
+    assert LearnerProfile.objects.get(learner__research_id=rid).primary_goal == ""
+    say("yep")
+    profile = LearnerProfile.objects.get(learner__research_id=rid)
+    assert profile.primary_goal == "get better at chess" and profile.onboarding_step != "goal"
+
+
 def test_a_proposal_that_invents_words_stores_nothing(api, say_for, fake_model):
     _, http = api
     rid = http.post("/api/v1/learners", {}, format="json").json()["id"]

@@ -84,9 +84,11 @@ def onboarding_turn(run: Run) -> tuple[str, str]:
     kept = f"I'll keep “{days_phrase(frozenset(DAY_CODES.index(d) for d in days))}” for your plan. " if days else ""
     if not outcome.accepted:
         run.outcome = "templated"
-        if before.step == OnboardingStep.GOAL and (gloss := run.reading.get("gloss")):
-            # A goal understood in another language, or in words the rules could not stand behind:
-            # stored only once the learner says it is right.
+        doubted = run.reading.get("goal") if outcome.kind == "unsure" else None
+        gloss = run.reading.get("gloss") or (onboarding.goal_from_its_verb(doubted) if doubted else None)
+        if before.step == OnboardingStep.GOAL and gloss:
+            # A goal understood in another language, or in words the rules could not stand behind
+            # and no proposal backed: said back, stored only once the learner says it is right.
             run.offered_options = [{"label": "A", "kind": "goal", "goal": gloss, "summary": gloss}]
             lang = run.reading.get("lang")
             read_in = "I read your message in another language and answer in English. " if lang and lang != "en" else ""
