@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from coaching.models import BestTime, GoalCategory
-from coaching.turn.reading.vocabulary import CHANGE_OF_MIND_WORDS, NUMBER_WORDS, normalise
+from coaching.turn.reading.vocabulary import CHANGE_OF_MIND_WORDS, COMPARED_BEFORE, NUMBER_WORDS, normalise
 
 # Keyword rules for the fixed category list. Order matters: first match wins. Word-boundary
 # prefixes, so "swimming" matches "swim" but "careful" does not match "career".
@@ -391,6 +391,7 @@ def _read_hours(text: str) -> _HoursRead:
         chosen = _nearest(timed, every.start())
         return _HoursRead(chosen.hours * 7 / n, chosen.hours, chosen.said, chosen.with_unit, "day")
     chosen = timed[0]
+    norm = _without_compared_days(norm)
     days = {m.group(1)[:3] for m in _DAY_NAME.finditer(norm)}
     if len(days) < 2:
         days = set()  # "I sat down for an hour": one short word is no day
@@ -412,6 +413,18 @@ def _read_hours(text: str) -> _HoursRead:
         each = (occasion.group(1) or occasion.group(2) or "time").rstrip("s")
         return _HoursRead(None, chosen.hours, chosen.said, True, "occasion", each)
     return _HoursRead(chosen.hours, chosen.hours, chosen.said, chosen.with_unit, "")
+
+
+_DAY_OR_WEEKEND = re.compile(r"\bweekend days\b|\bweekends?\b|\bweekdays?\b|" + _DAY_NAME.pattern)
+
+
+def _without_compared_days(norm: str) -> str:
+    """The text with each day named after a comparative blanked ("more on weekends" varies the
+    amount said before it: no rate per weekend day)."""
+    for match in reversed(list(_DAY_OR_WEEKEND.finditer(norm))):
+        if COMPARED_BEFORE.search(norm[max(0, match.start() - 32):match.start()]):
+            norm = norm[:match.start()] + " " * (match.end() - match.start()) + norm[match.end():]
+    return norm
 
 
 def parse_hours(text: str) -> Decimal | None:

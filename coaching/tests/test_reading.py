@@ -60,6 +60,17 @@ def test_ranges_and_rates_become_a_weekly_number_by_code(text, hours):
     assert reading.act == "answer" and reading.get("weekly_hours") == pytest.approx(hours, abs=0.01)
 
 
+@pytest.mark.parametrize("text,hours", [
+    ("2 or 3 hours, more on weekends", 2.5), ("about 3 hours, a bit less on fridays", 3.0),
+    ("maybe 4h, extra time on the weekend", 4.0),
+])
+def test_days_named_after_a_comparative_are_no_rate_and_no_days_kept(text, hours):
+    """"more on weekends" varies the amount said before it: not 2.5 h on each weekend day, not "weekends only"."""
+    reading = read_by_rules(text, at("weekly_hours", goal="get better at chess"))
+    assert reading.get("weekly_hours") == pytest.approx(hours, abs=0.01)
+    assert not reading.has("days") and not reading.has("session_minutes")
+
+
 @pytest.mark.parametrize("text,minutes", [
     ("every other day for half an hour", 30), ("3x a week 45 min", 45),
     ("three hours per week, sessions of 45 min", 45), ("3 hours a week", None), ("2-3 hours", None),

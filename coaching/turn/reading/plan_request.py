@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, replace
 
 from coaching.onboarding.values import TIME_RULES, keyword_matches, session_minutes
-from coaching.turn.reading.vocabulary import WEEKDAYS, normalise, weekdays_named
+from coaching.turn.reading.vocabulary import COMPARED_BEFORE, WEEKDAYS, normalise, weekdays_named
 
 _DAY_GROUP = re.compile(r"\b(weekends?|weekdays?)\b")
 # Words ruling out what follows them ("not on Fridays", "I'm busy on Tuesday", "no mornings"),
@@ -98,6 +98,8 @@ def read_plan_request(text: str) -> PlanRequest:
     previous_end: int | None = None
     target = allowed
     for start, end, named in _days_in(norm):
+        if COMPARED_BEFORE.search(norm[max(0, start - 32):start]):
+            continue  # "more on weekends": not the days the learner keeps
         # A day in a list goes with the list's first: "not on Mondays or Fridays", "I work Mondays and Fridays".
         if previous_end is None or not _LIST_JOIN.fullmatch(norm[previous_end:start]):
             target = excluded if _DAY_TAKEN.search(norm[max(0, start - 24):start]) else allowed

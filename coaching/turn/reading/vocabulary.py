@@ -113,6 +113,11 @@ def negated(text: str) -> bool:
 
 
 # --- days -------------------------------------------------------------------------------------
+# Days named after a comparative ("2 or 3 hours, more on weekends", "a bit less on fridays") vary
+# an amount said before them: they are neither the only days nor a rate per day. Matched against
+# the words just before a day's name.
+COMPARED_BEFORE = re.compile(r"\b(?:more|less|longer|shorter|extra|fewer)(?:\s+(?:time|hours?|minutes?|mins?))?"
+                             r"\s+(?:on|at|over|during)\s+(?:the\s+)?$")
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 DAY_CODES = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 # A weekday as written: full names with an optional plural or possessive, and the usual short forms
