@@ -155,6 +155,14 @@ def test_a_proposed_goal_that_stands_is_taken(quote, text):
     assert reading.get("goal") == quote and not reading.has("gloss")
 
 
+def test_a_move_of_a_session_not_planned_keeps_where_to_and_names_the_day_with_no_session():
+    text = "can i do the saturday one on sunday instead"
+    reading = settle(Proposal("move", {"session": "the saturday one", "target": "sunday evening"}), text,
+                     at("done", plan=(THURSDAY,)))
+    assert reading.act == "move" and not reading.has("session")
+    assert reading.get("session_not_planned") == ("sat",) and reading.get("days") == ("sun",)
+
+
 def test_code_refuses_what_does_not_point_at_the_learners_words():
     text = "Olá! Quero aprender inglês para o trabalho"
     reading = settle(Proposal("answer", {"goal": "learn English for work"}), text, at("goal"))

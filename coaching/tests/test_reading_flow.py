@@ -52,6 +52,23 @@ def test_a_move_moves_the_named_session_once_and_undo_puts_it_back(api, say_for)
     assert back.planned_start == thursday.planned_start
 
 
+def test_a_move_of_a_day_with_no_session_says_so_and_asks_which_keeping_where_to(api, say_for, fake_model):
+    """The only planned session is Thursday's: "the saturday one" is not it, so nothing moves until
+    the learner says which; where to (Sunday) is kept for the answer."""
+    client, _ = api
+    learner = onboarded_learner(client)
+    thursday = services.session_schedule(learner=learner, start=_next_weekday(3, 19, learner), duration_minutes=45)
+    say = say_for(learner.research_id)
+    fake_model.push_to("reader", json.dumps({"act": "move", "session": "the saturday one", "target": "sunday evening"}))
+    reply = say("can i do the saturday one on sunday instead")
+    assert reply.startswith("There's no Saturday session in your plan. Which session should I move — A: Thu 19:00"), \
+        reply
+    assert PlannedSession.objects.get(pk=thursday.pk).planned_start == thursday.planned_start
+    reply = say("A")
+    moved = PlannedSession.objects.get(pk=thursday.pk)
+    assert moved.planned_start.astimezone(services.learner_tz(learner)).strftime("%a %H:%M") == "Sun 19:00", reply
+
+
 def test_a_move_without_a_time_asks_to_when_and_the_answer_moves_it(api, say_for):
     client, _ = api
     learner = onboarded_learner(client)

@@ -16,7 +16,7 @@ from coaching.turn import guard, prompts
 from coaching.turn.dialogue import sessions_missed
 from coaching.turn.phrasing import phrase, when
 from coaching.turn.reading.plan_request import PlanRequest
-from coaching.turn.reading.vocabulary import DAY_CODES
+from coaching.turn.reading.vocabulary import DAY_CODES, WEEKDAYS
 from coaching.turn.router import PLANNER
 from coaching.turn.state import Run
 
@@ -112,13 +112,13 @@ def _move(run: Run, session_ref: str | None, target: dict) -> str:
     if session is None:
         if not upcoming:
             return "You have no planned session to move. Say “let's plan” and I'll suggest some."
-        if len(upcoming) == 1:
+        if len(upcoming) == 1 and not run.reading.has("session_not_planned"):
             session = upcoming[0]
         else:
             run.offered_options = [{"label": "ABCDE"[i], "kind": "move", "session_id": s.pk, "target": target,
                                     "summary": when(s), "day": when(s)[:3]} for i, s in enumerate(upcoming[:5])]
             listing = " or ".join(f"{o['label']}: {o['summary']}" for o in run.offered_options)
-            return f"Which session should I move — {listing}?"
+            return f"{_not_planned(run)}Which session should I move — {listing}?"
     start = _new_start(run, session, target)
     if start is None:
         run.offered_options = [{"label": "A", "kind": "move", "session_id": session.pk, "target": {},
@@ -131,6 +131,13 @@ def _move(run: Run, session_ref: str | None, target: dict) -> str:
     moved = PlannedSession.objects.select_related("plan__learner").get(pk=session.pk)
     return (f"Moved: your {when_at(session, result['previous']['start'])} session is now {when(moved)} "
             f"({moved.duration_minutes} min). Say “undo” to put it back.")
+
+
+def _not_planned(run: Run) -> str:
+    """The day the learner named a session on when no session is planned that day, said first."""
+    days = run.reading.get("session_not_planned") or ()
+    named = " or ".join(WEEKDAYS[DAY_CODES.index(d)].capitalize() for d in days)
+    return f"There's no {named} session in your plan. " if named else ""
 
 
 def when_at(session, iso: str) -> str:

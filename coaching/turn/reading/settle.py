@@ -226,6 +226,9 @@ def settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
         elif slot == "session":
             if (ref := session_named(span, ctx)) is not None:
                 put("session", ref.value, span, where)
+            elif ctx.plan and (named := days_in(span, ctx)) and not any(s.day in named for s in ctx.plan):
+                # "the saturday one" with no Saturday session: said back, and the coach asks which.
+                put("session_not_planned", named, span, where)
         elif slot == "target":
             if act not in (MOVE, PLAN):
                 why.append(f"target: a {act} moves nothing to another time")
@@ -244,6 +247,13 @@ def settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
             elif when := parse_best_time(span):
                 put("time_of_day", when, span, where)
     target_refused = any(reason.startswith("target: not the learner's words") for reason in why)
+    if act == MOVE and "session_not_planned" in values and "days" not in values and "time" not in values:
+        # The session the words name is not planned; the one other day they name is where it was to go.
+        others = {code for code, _ in day_mentions(text, ctx)} - set(values["session_not_planned"].value)
+        if len(others) == 1:
+            put("days", tuple(others), text, 0)
+    if act != MOVE:
+        values.pop("session_not_planned", None)
     if act == MOVE and target_refused and "days" not in values and "time" not in values:
         # The model's "to where" was refused (not the learner's words: it translated them), but the
         # words name the session's day and one other: that other day is where it goes, at the time
