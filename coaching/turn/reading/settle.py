@@ -254,6 +254,8 @@ def settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
             put("days", tuple(others), text, 0)
     if act != MOVE:
         values.pop("session_not_planned", None)
+    if act == CHANGE:
+        values.pop("session", None)  # a change is of the goal, the hours or the time of day: of no session
     if act == MOVE and target_refused and "days" not in values and "time" not in values:
         # The model's "to where" was refused (not the learner's words: it translated them), but the
         # words name the session's day and one other: that other day is where it goes, at the time
