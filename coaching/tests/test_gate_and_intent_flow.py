@@ -77,6 +77,23 @@ def test_free_text_category_never_traps_the_learner(chat):
     assert all(a != b for a, b in itertools.pairwise(replies))
 
 
+def test_answers_to_other_steps_between_do_not_reset_the_category_retries(chat):
+    """Unreadable areas with early answers between them ("2 hours a week", "evenings") still count
+    as the area question asked again: the learner is not kept on it."""
+    http, start = chat
+    rid = _new_learner(http)
+    say = start(rid)
+    say("I want to be calmer with my kids")
+    say("it's about my family really")
+    say("2 hours a week")
+    say("evenings")
+    assert _profile(rid).onboarding_step == "category"
+    reply = say("I told you, being calmer")
+    profile = _profile(rid)
+    assert profile.goal_category == "other" and profile.onboarding_step == "confidence", reply
+    assert "under “other” for now" in reply
+
+
 def test_hobby_answer_maps_by_everyday_words(chat):
     http, start = chat
     rid = _new_learner(http)

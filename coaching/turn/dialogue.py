@@ -19,11 +19,17 @@ def _turns_before(*, conversation: Conversation, before: Message, limit: int) ->
 
 
 def onboarding_rejections_in_row(*, conversation: Conversation, before: Message, step: str) -> int:
-    """Consecutive earlier turns whose onboarding answer at `step` the gate rejected."""
+    """Consecutive earlier turns whose onboarding answer at `step` the gate rejected. A turn that
+    answered another step early ("2 hours a week" at the area question) and left `step` waiting
+    neither counts nor ends the run: the question was asked and is still unanswered."""
     count = 0
     for turn in _turns_before(conversation=conversation, before=before, limit=10):
         events = [e for e in turn.guard_events or [] if e.get("kind") == "onboarding"]
-        if not events or not str(events[0].get("detail", "")).startswith(f"{step}: rejected"):
+        detail = str(events[0].get("detail", "")) if events else ""
+        if detail.startswith(f"{step}: accepted") and (events[0].get("updates") or {}).get(
+                "onboarding_step", step) == step:
+            continue
+        if not detail.startswith(f"{step}: rejected"):
             break
         count += 1
     return count
