@@ -69,3 +69,14 @@ def test_pick_choice_by_day_name():
 ])
 def test_pick_choice_by_a_label_written_alone(text, expected):
     assert pick_choice(text, ["A", "B"]) == expected
+
+
+def test_several_days_pick_an_option_only_when_they_are_its_days():
+    """"only Tuesdays and Saturdays" is no pick of an option on Tuesday, Thursday and Saturday: the
+    learner asks for other days (whatever weekday today is, so whatever days the options fall on)."""
+    tue_thu_sat, mon_wed = frozenset({1, 3, 5}), frozenset({0, 2})
+    assert pick_choice("only Tuesdays and Saturdays at 14:00", ["A", "B"], [tue_thu_sat, mon_wed],
+                       frozenset({1, 5})) is None
+    assert pick_choice("tuesday thursday saturday works", ["A", "B"], [tue_thu_sat, mon_wed],
+                       frozenset({1, 3, 5})) == 0
+    assert pick_choice("the saturday one", ["A", "B"], [tue_thu_sat, mon_wed], frozenset({5})) == 0

@@ -185,9 +185,11 @@ def pick_choice(text: str, labels: list[str], option_days: list[frozenset[int]] 
         return index if index < len(labels) else None  # "the third one" of two: picks none
     if option_days and said_days:
         shared = frozenset.intersection(*option_days)
-        # Every day said is one of the option's ("the saturday one"); "only Tuesdays and Saturdays"
-        # where no option has both asks for other days, it picks none.
-        hits = [i for i, days in enumerate(option_days) if (days - shared) & said_days and said_days <= days]
+        # One day said names the option that alone has it ("the saturday one"); several days name
+        # an option only when they are its days: "only Tuesdays and Saturdays" against an option on
+        # Tuesday, Thursday and Saturday asks for other days, and picks none.
+        hits = [i for i, days in enumerate(option_days) if (days - shared) & said_days and said_days <= days
+                and (len(said_days) == 1 or said_days == days)]
         if len(hits) == 1:
             return hits[0]
     if says_yes(norm) and labels:
