@@ -170,7 +170,7 @@ def _clean_goal(phrase: str) -> str:
 
 
 # A goal read from a sentence about the learner ("i've been wanting to get better at chess").
-_FIRST_PERSON_LEAD = re.compile(r"(?i)^(?:i|i'm|im|i've|ive|i'd|i am|i have|i had|i was|i've been|me)\b")
+_FIRST_PERSON_LEAD = re.compile(r"(?i)^(?:i|im|ive|me)\b")  # "i", "i'm", "i've been", …: all start with the word "i"
 
 
 def goal_from_its_verb(goal: str) -> str:
