@@ -199,7 +199,11 @@ def test_fault_suite_ends_in_reconciliation(chat_model_present, log_dir):
 
         # 5. PostgreSQL connections terminated ------------------------------------------------------
         with connection.cursor() as cursor:
-            cursor.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+            # With a timeout pg_terminate_backend waits until each backend has exited (PostgreSQL
+            # 14+); without one it only signals, and the next request could borrow a connection
+            # whose backend had not yet closed its socket, pass the pool's check and then fail.
+            cursor.execute("SELECT count(*) FILTER (WHERE pg_terminate_backend(pid, 10000)) "
+                           "FROM pg_stat_activity "
                            "WHERE datname = current_database() AND pid <> pg_backend_pid()")
             terminated = cursor.fetchone()[0]
         assert terminated >= 1
