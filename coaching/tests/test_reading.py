@@ -2,6 +2,7 @@
 settle, what a model's proposal may add, and what code refuses of it. Pure (no database)."""
 
 from datetime import date, datetime
+from decimal import Decimal
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -153,6 +154,29 @@ def test_a_proposed_goal_the_rules_cannot_stand_behind_is_said_back_not_stored(q
 def test_a_proposed_goal_that_stands_is_taken(quote, text):
     reading = settle(Proposal("answer", {"goal": quote}), text, at("goal"))
     assert reading.get("goal") == quote and not reading.has("gloss")
+
+
+@pytest.mark.parametrize("quotes,held,act", [
+    ({"time_of_day": "in the evening"}, {"best_time": "evening"}, "other"),
+    ({"time_of_day": "in the evening"}, {"best_time": "morning"}, "change"),
+    ({"hours": "3 hours a week"}, {"weekly_hours": Decimal("3.0")}, "other"),
+    ({"hours": "3 hours a week"}, {"weekly_hours": Decimal("2")}, "change"),
+    ({"hours": "3 hours a week", "time_of_day": "in the evening"},
+     {"weekly_hours": Decimal("2"), "best_time": "evening"}, "change"),
+])
+def test_a_change_to_the_value_already_held_is_no_change(quotes, held, act):
+    """A preference said again ("I prefer studying in the evening", the evening already stored) is
+    a statement like any other, not a change of the profile: it is not routed to onboarding, and
+    it goes on to be remembered."""
+    text = "I prefer studying Portuguese in the evening after work, 3 hours a week"
+    ctx = ReadContext(step="done", answers=OnboardingAnswers(step="done", primary_goal="learn Portuguese",
+                                                             **held), today=TODAY)
+    reading = settle(Proposal("change", quotes), text, ctx)
+    assert reading.act == act, reading
+    held_as_slots = {"time_of_day": held.get("best_time"), "weekly_hours": held.get("weekly_hours")}
+    assert all(reading.get(slot) != value for slot, value in held_as_slots.items() if value is not None)
+    if act == "change":
+        assert reading.values, reading
 
 
 def test_a_move_of_a_session_not_planned_keeps_where_to_and_names_the_day_with_no_session():

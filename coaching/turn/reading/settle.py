@@ -35,6 +35,7 @@ from coaching.turn.reading.types import (
     PLAN,
     REPORT,
     UNDO,
+    WRITTEN_SLOTS,
     Proposal,
     ReadContext,
     Reading,
@@ -149,6 +150,21 @@ def _session_meant(values: dict[str, Value], text: str, ctx: ReadContext) -> Ses
     return next((s for s in ctx.plan if s.ref == ref), None)
 
 
+# A profile value a change proposal carries, and the onboarding answer it would change.
+_HELD = {"time_of_day": "best_time", "weekly_hours": "weekly_hours", "confidence": "confidence",
+         "category": "goal_category"}
+
+
+def _already_held(slot: str, value, ctx: ReadContext) -> bool:
+    """The learner's profile already holds this value (as the onboarding answers read it)."""
+    held = getattr(ctx.answers, _HELD.get(slot, ""), None) if ctx.answers is not None else None
+    if held is None or held == "":
+        return False
+    if slot == "weekly_hours":
+        return float(held) == float(value)
+    return held == value
+
+
 def settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
     why: list[str] = []
     act = proposal.act if proposal.act in ACTS else OTHER
@@ -256,6 +272,13 @@ def settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
         values.pop("session_not_planned", None)
     if act == CHANGE:
         values.pop("session", None)  # a change is of the goal, the hours or the time of day: of no session
+        held = [slot for slot in values if _already_held(slot, values[slot].value, ctx)]
+        for slot in held:
+            why.append(f"{slot}: {values.pop(slot).value!r} is the value already held, no change")
+        if held and not any(slot in WRITTEN_SLOTS for slot in values):
+            # A preference said again ("I prefer studying in the evening", the evening already
+            # stored) changes nothing: it is a statement like any other, read and remembered.
+            act = OTHER
     if act == MOVE and target_refused and "days" not in values and "time" not in values:
         # The model's "to where" was refused (not the learner's words: it translated them), but the
         # words name the session's day and one other: that other day is where it goes, at the time
