@@ -15,6 +15,7 @@ from coaching.models import LearnerProfile, PlannedSession, Turn
 from coaching.tests.conftest import onboarded_learner
 from coaching.tests.test_gate_and_intent_flow import _sayer
 from core.llm.providers.fake import Scripted
+from core.outbox.models import OutboxMessage
 
 pytestmark = pytest.mark.django_db
 
@@ -368,3 +369,35 @@ def test_an_option_named_past_the_last_asks_which_and_schedules_nothing(api, say
     assert "Option B" in say("plan my week")
     reply = say("the third one")
     assert reply.startswith("Which one shall I schedule — A (") and not PlannedSession.objects.exists(), reply
+
+
+@pytest.mark.parametrize("proposal,offer,field,value", [
+    ({"act": "change", "time_of_day": "night"}, "Shall I change your best time to night (evening now)?",
+     "best_time", "night"),
+    ({"act": "change", "hours": "twice a week for five hours"},
+     "Shall I change your weekly hours to 10 (3 now)?", "weekly_hours", 10),
+])
+def test_a_profile_change_only_the_model_read_is_offered_and_written_on_a_yes(api, say_for, fake_model, proposal,
+                                                                               offer, field, value):
+    """The words point at the new value, but that they change the profile is the model's guess
+    ("My barrier is that I work night shifts twice a week" read as a new best time): code offers the
+    change and writes it only on a yes; a no leaves the profile as it was. What the message says is
+remembered like any other message's."""
+    client, _ = api
+    learner = onboarded_learner(client)  # evening, 3 h a week, confidence 6
+    say = say_for(learner.research_id)
+    text = "My barrier is that I work night shifts, twice a week for five hours"
+    fake_model.push_to("reader", json.dumps(proposal))
+    reply = say(text)
+    assert reply.startswith(offer), (reply, Turn.objects.order_by("-id").first().reading)
+    profile = LearnerProfile.objects.get(learner=learner)
+    assert (profile.best_time, profile.weekly_hours, profile.confidence) == ("evening", 3, 6)
+    # The message says more about the learner's life than the change: it is sent to extraction.
+    assert OutboxMessage.objects.filter(task_name="memory.extract_facts").count() == 1
+    assert say("no thanks") == "OK, I'll leave it as it is."
+    profile = LearnerProfile.objects.get(learner=learner)
+    assert (profile.best_time, profile.weekly_hours, profile.confidence) == ("evening", 3, 6)
+    fake_model.push_to("reader", json.dumps(proposal))
+    say(text)
+    assert say("yes").startswith("Updated:")
+    assert getattr(LearnerProfile.objects.get(learner=learner), field) == value

@@ -6,7 +6,9 @@ rules; the time by `onboarding.time_correction`), the profile is written through
 service, the learner is told exactly what changed, and "undo" puts the old value back (the write
 is recorded as an undoable `profile_update`). A new weekly total or best time the learner only
 weighs in a question ("maybe I should lower it to 3 hours… what do you think?") is offered, not
-written: the offer is one pending option, and a yes to it writes the change the same way."""
+written, and so is a change only a model's proposal read (the words point at the value, but that
+they mean a change of the profile is the model's guess): the offer is one pending option, and a
+yes to it writes the change the same way."""
 
 from __future__ import annotations
 
@@ -37,8 +39,18 @@ def goal_change_turn(run) -> str:
             "as they are: say “let's plan” for a week built around the new goal, or “undo” to keep the old one.")
 
 
+def _model_read(run, slot: str) -> bool:
+    """The new value was settled from a model's proposal, not read by the rules: the words point at
+    it, but whether they mean a change of the profile ("I work night shifts") is the model's guess,
+    so the change is offered and written only on a yes."""
+    value = run.reading.values.get(slot)
+    return value is not None and value.source == "model"
+
+
 def time_change_turn(run, best_time: str | None = None) -> str:
     run.outcome = "templated"
+    if best_time is None and _model_read(run, "time_of_day") and (offer := change_offer(run, ("time_of_day",))):
+        return offer
     profile, best_time = run.profile, best_time or run.reading.get("time_of_day")
     new = BestTime(best_time).label.lower()
     if profile.best_time == best_time:
@@ -63,6 +75,8 @@ def _weekly_total(said: float | str) -> Decimal | None:
 def hours_change_turn(run, hours_said: float | str | None = None) -> str:
     """'I can only do 2 hours a week now': the weekly hours, written and stated, undoable."""
     run.outcome = "templated"
+    if hours_said is None and _model_read(run, "weekly_hours") and (offer := change_offer(run, ("weekly_hours",))):
+        return offer
     profile = run.profile
     hours = _weekly_total(hours_said if hours_said is not None else run.reading.get("weekly_hours"))
     if hours is None:
@@ -92,11 +106,11 @@ def confidence_change_turn(run) -> str:
 _OFFERABLE = ("weekly_hours", "time_of_day")
 
 
-def change_offer(run) -> str:
+def change_offer(run, slots: tuple[str, ...] = _OFFERABLE) -> str:
     """The change a question weighs, offered in code's words and left pending as one option (the
     reply's `offered_options`); "" when the question weighs none or it is what the profile holds."""
     reading, profile = run.reading, run.profile
-    slot = next((s for s in _OFFERABLE if reading.has(s)), None)
+    slot = next((s for s in slots if reading.has(s)), None)
     if slot is None:
         return ""
     value = reading.get(slot)

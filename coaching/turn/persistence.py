@@ -9,7 +9,7 @@ from django.db import transaction
 from coaching.models import Message, MessageStatus, Role, StudyArm, Turn
 from coaching.services import message_status_set
 from coaching.turn import prompts
-from coaching.turn.router import ONBOARDING
+from coaching.turn.router import ONBOARDING, PROFILE_CHANGES
 from coaching.turn.state import Run
 from coaching.turn.tools import ToolBox
 from core.outbox.services import outbox_enqueue
@@ -47,8 +47,10 @@ def persist(run: Run, decision, context: str, toolbox: ToolBox, content: str) ->
         record_turn(run, decision, context, toolbox, reply=reply, outcome=run.outcome)
         # A message that only asks the coach to act ("can we plan my week?") holds no fact about the
         # learner (memory.rules.request_to_coach): no extraction is sent for it, rather than a
-        # model call whose every fact would be dropped.
-        if (decision.specialist != ONBOARDING and run.learner.study_arm == StudyArm.COACH
+        # model call whose every fact would be dropped. Onboarding answers are stored in the
+        # profile; a profile change after onboarding is read for facts like any other message.
+        remembered = decision.specialist != ONBOARDING or decision.rule in PROFILE_CHANGES
+        if (remembered and run.learner.study_arm == StudyArm.COACH
                 and settings.BLOOM_MEMORY_EXTRACTION and not request_to_coach(locked.content)):
             # Fire-and-forget memory extraction, sent after commit; the reply never waits for it.
             outbox_enqueue(task_name="memory.extract_facts", args=[locked.pk], queue="memory",

@@ -38,6 +38,11 @@ class RouteDecision:
     reason: str
 
 
+# Rules that send a message to the onboarding specialist after onboarding: the learner changes a
+# profile value in words that may say more about their life ("I work night shifts now, so mornings").
+PROFILE_CHANGES = ("goal_change", "time_change", "confidence_change", "hours_change")
+
+
 def route(state: RouteState, reading: Reading) -> RouteDecision:
     act, cue = reading.act, reading.cue
     if state.undo_specialist and act == UNDO:
