@@ -187,6 +187,14 @@ def test_a_move_of_a_session_not_planned_keeps_where_to_and_names_the_day_with_n
     assert reading.get("session_not_planned") == ("sat",) and reading.get("days") == ("sun",)
 
 
+def test_a_change_proposed_with_a_session_writes_no_session():
+    """A change is of the goal, the hours or the time of day; "swap saturday and sunday" proposed as
+    a change of the Thursday session changes nothing of it."""
+    reading = settle(Proposal("change", {"session": "thursday"}), "swap thursday and sunday",
+                     at("done", plan=(THURSDAY,)))
+    assert not reading.has("session")
+
+
 def test_code_refuses_what_does_not_point_at_the_learners_words():
     text = "Olá! Quero aprender inglês para o trabalho"
     reading = settle(Proposal("answer", {"goal": "learn English for work"}), text, at("goal"))
@@ -695,3 +703,17 @@ def test_a_move_asked_for_during_onboarding_keeps_no_days_as_days_the_learner_is
     assert reading.act == "plan" and not reading.has("days"), reading
     # A request to plan that names its days keeps them.
     assert read_by_rules("just plan me something on saturdays", ctx).get("days")
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("step,asks_goal", [("goal", True), ("category", False), ("weekly_hours", False),
+                                            ("best_time", False), ("done", False)])
+def test_the_proposal_asks_for_a_goal_quote_only_where_code_can_take_one(fake_model, step, asks_goal):
+    """Code takes a goal from a proposal only as the answer to the goal question: elsewhere the model
+    is not asked to quote one (every quote it writes is time the learner waits)."""
+    from coaching.turn.reading.proposer import propose
+
+    fake_model.push_to("reader", '{"act": "other"}')
+    propose("hmm, maybe", at(step))
+    request = [r for r in fake_model.requests if r.model == "reader"][-1]
+    assert ("goal" in request.schema["properties"]) is asks_goal

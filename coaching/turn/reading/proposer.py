@@ -26,15 +26,16 @@ _QUESTION_OF_STEP = {
     OnboardingStep.BEST_TIME: "What time of day suits you best?",
     OnboardingStep.CONFIDENCE: "From 1 to 10, how confident are you that you can keep this up?",
 }
-# The quotes each context may ask for: only what could be said there, so the output stays short.
+# The quotes each context may ask for: only what code can take there (coaching.turn.reading.settle
+# takes a goal only as the answer to the goal question), so the output stays short.
 _SLOTS_AT_STEP = {
     OnboardingStep.GOAL: ("goal", "hours", "time_of_day"),
-    OnboardingStep.CATEGORY: ("category", "goal"),
-    OnboardingStep.WEEKLY_HOURS: ("hours", "time_of_day", "goal"),
+    OnboardingStep.CATEGORY: ("category",),
+    OnboardingStep.WEEKLY_HOURS: ("hours", "time_of_day"),
     OnboardingStep.BEST_TIME: ("time_of_day", "hours"),
     OnboardingStep.CONFIDENCE: ("confidence",),
 }
-_SLOTS_DONE = ("session", "target", "minutes", "hours", "time_of_day", "goal")
+_SLOTS_DONE = ("session", "target", "minutes", "hours", "time_of_day")
 _CATEGORIES = ("language", "programming", "career", "academic", "music", "art", "sport", "other")
 
 SYSTEM = """You read one message a learner sent to their study coach and say what it does. You never answer it.
