@@ -401,3 +401,31 @@ remembered like any other message's."""
     say(text)
     assert say("yes").startswith("Updated:")
     assert getattr(LearnerProfile.objects.get(learner=learner), field) == value
+
+
+def test_a_move_only_the_model_read_is_offered_and_made_on_a_yes(api, say_for, fake_model):
+    """The words point at a time ("night"), but that they ask for a move is the model's guess: "My
+    barrier is that I work night shifts twice a week" moved the only planned session to 21:00. Code
+    offers the move; a no leaves the session where it is, a yes moves it (one write, undoable)."""
+    client, _ = api
+    learner = onboarded_learner(client)
+    saturday = services.session_schedule(learner=learner, start=_next_weekday(5, 8, learner), duration_minutes=30)
+    say = say_for(learner.research_id)
+    text = "My barrier is that I work night shifts twice a week."
+    proposal = json.dumps({"act": "move", "session": "My barrier", "time_of_day": "night shifts twice a week"})
+
+    def start():
+        return PlannedSession.objects.get(pk=saturday.pk).planned_start
+
+    fake_model.push_to("reader", proposal)
+    reply = say(text)
+    assert reply == ("Shall I move your Sat 08:00 session to Sat 21:00? Say “yes” and I will; otherwise it stays "
+                     "where it is."), reply
+    assert start() == saturday.planned_start and Turn.objects.order_by("-id").first().tool_calls == []
+    assert say("no") == "OK — nothing moved; your sessions stay where they are."
+    assert start() == saturday.planned_start
+    fake_model.push_to("reader", proposal)
+    say(text)
+    assert say("yes").startswith("Moved: your Sat 08:00 session is now Sat 21:00 (30 min).")
+    assert start().astimezone(services.learner_tz(learner)).strftime("%a %H:%M") == "Sat 21:00"
+    assert PlannedSession.objects.filter(plan__learner=learner).count() == 1

@@ -61,7 +61,7 @@ def planner_turn(run: Run) -> tuple[str, str]:
         return "", _cancel(run)
     if rule == "move_request" and (reading.has("session") or not sessions_missed(learner=run.learner)):
         run.outcome = "templated"
-        return "", _move(run, reading.get("session"), _target(reading))
+        return "", _move(run, reading.get("session"), _target(reading), confirm=_model_read_move(reading))
     return _offer(run)
 
 
@@ -69,6 +69,8 @@ def _option_answer(run: Run, options: list[dict]) -> tuple[str, str]:
     """Code acts on the option the reading settled: "none" declines, no label asks which."""
     label = run.reading.get("option")
     run.outcome = "templated"
+    if label == "none" and options and options[0].get("kind") == "move":
+        return "", "OK — nothing moved; your sessions stay where they are."
     if label == "none":
         return "", "Fine — I won't schedule any of those. Tell me what would suit you better (days, times or length)."
     chosen = next((o for o in options if o["label"] == label), None)
@@ -101,9 +103,18 @@ def _target(reading) -> dict:
     return {k: reading.get(k) for k in ("days", "time", "time_of_day") if reading.has(k)}
 
 
-def _move(run: Run, session_ref: str | None, target: dict) -> str:
+def _model_read_move(reading) -> bool:
+    """Which session or where to was settled from a model's proposal, not read by the rules: the
+    words point at a day or a time ("I work night shifts"), but that they ask for a move is the
+    model's guess, so the move is offered and made only on a yes."""
+    return any(value.source == "model" for slot, value in reading.values.items()
+               if slot in ("session", "days", "time", "time_of_day"))
+
+
+def _move(run: Run, session_ref: str | None, target: dict, *, confirm: bool = False) -> str:
     """Move the one session the learner named to the time they named: one write, stated, undoable.
-    Asks which session, or to when, rather than guessing either."""
+    Asks which session, or to when, rather than guessing either; with `confirm`, asks whether to
+    move it at all (one pending option, moved on a yes)."""
     upcoming = sessions_upcoming(learner=run.learner)
     session = next((s for s in upcoming if str(s.pk) == str(session_ref)), None) if session_ref else None
     if session is None and session_ref:
@@ -125,6 +136,12 @@ def _move(run: Run, session_ref: str | None, target: dict) -> str:
                                 "summary": when(session), "day": when(session)[:3]}]
         return (f"To when should I move your {when(session)} session? For example “Saturday morning” or "
                 "“Friday at 18:00”.")
+    if confirm:
+        to = f"{start.astimezone(learner_tz(run.learner)):%a %H:%M}"
+        run.offered_options = [{"label": "A", "kind": "move", "session_id": session.pk, "target": target,
+                                "summary": f"{when(session)} to {to}", "day": when(session)[:3]}]
+        return (f"Shall I move your {when(session)} session to {to}? Say “yes” and I will; otherwise it stays "
+                "where it is.")
     result = run.toolbox.call("move_session", {"session_id": session.pk, "start": start.isoformat()}, by="code")
     if "error" in result:
         return f"I couldn't move your {when(session)} session: {result['error']}. It stays where it was."
