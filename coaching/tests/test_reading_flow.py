@@ -422,10 +422,34 @@ def test_a_move_only_the_model_read_is_offered_and_made_on_a_yes(api, say_for, f
     assert reply == ("Shall I move your Sat 08:00 session to Sat 21:00? Say “yes” and I will; otherwise it stays "
                      "where it is."), reply
     assert start() == saturday.planned_start and Turn.objects.order_by("-id").first().tool_calls == []
-    assert say("no") == "OK — nothing moved; your sessions stay where they are."
+    assert say("no") == "OK — nothing changed; your sessions stay as they are."
     assert start() == saturday.planned_start
     fake_model.push_to("reader", proposal)
     say(text)
     assert say("yes").startswith("Moved: your Sat 08:00 session is now Sat 21:00 (30 min).")
     assert start().astimezone(services.learner_tz(learner)).strftime("%a %H:%M") == "Sat 21:00"
     assert PlannedSession.objects.filter(plan__learner=learner).count() == 1
+
+
+def test_a_cancel_only_the_model_read_is_offered_and_made_on_a_yes(api, say_for, fake_model):
+    """"I cancelled my gym membership, money is tight" proposed as a cancel of the only planned
+    session: code asks, and cancels only on a yes."""
+    client, _ = api
+    learner = onboarded_learner(client)
+    saturday = services.session_schedule(learner=learner, start=_next_weekday(5, 8, learner), duration_minutes=30)
+    say = say_for(learner.research_id)
+    text = "I cancelled my gym membership, money is tight"
+    proposal = json.dumps({"act": "cancel", "session": "my gym membership"})
+
+    def status():
+        return PlannedSession.objects.get(pk=saturday.pk).status
+
+    fake_model.push_to("reader", proposal)
+    assert say(text) == "Shall I cancel your Sat 08:00 session? Say “yes” and I will; otherwise it stays in your plan."
+    assert status() == "planned"
+    assert say("no") == "OK — nothing changed; your sessions stay as they are."
+    assert status() == "planned"
+    fake_model.push_to("reader", proposal)
+    say(text)
+    assert say("yes").startswith("Cancelled: your Sat 08:00 session.")
+    assert status() != "planned"

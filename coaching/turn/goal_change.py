@@ -39,17 +39,10 @@ def goal_change_turn(run) -> str:
             "as they are: say “let's plan” for a week built around the new goal, or “undo” to keep the old one.")
 
 
-def _model_read(run, slot: str) -> bool:
-    """The new value was settled from a model's proposal, not read by the rules: the words point at
-    it, but whether they mean a change of the profile ("I work night shifts") is the model's guess,
-    so the change is offered and written only on a yes."""
-    value = run.reading.values.get(slot)
-    return value is not None and value.source == "model"
-
-
 def time_change_turn(run, best_time: str | None = None) -> str:
     run.outcome = "templated"
-    if best_time is None and _model_read(run, "time_of_day") and (offer := change_offer(run, ("time_of_day",))):
+    # A change only a model's proposal read ("I work night shifts" as a new best time) is asked about.
+    if best_time is None and run.reading.proposed and (offer := change_offer(run, ("time_of_day",))):
         return offer
     profile, best_time = run.profile, best_time or run.reading.get("time_of_day")
     new = BestTime(best_time).label.lower()
@@ -75,7 +68,7 @@ def _weekly_total(said: float | str) -> Decimal | None:
 def hours_change_turn(run, hours_said: float | str | None = None) -> str:
     """'I can only do 2 hours a week now': the weekly hours, written and stated, undoable."""
     run.outcome = "templated"
-    if hours_said is None and _model_read(run, "weekly_hours") and (offer := change_offer(run, ("weekly_hours",))):
+    if hours_said is None and run.reading.proposed and (offer := change_offer(run, ("weekly_hours",))):
         return offer
     profile = run.profile
     hours = _weekly_total(hours_said if hours_said is not None else run.reading.get("weekly_hours"))

@@ -61,7 +61,8 @@ def planner_turn(run: Run) -> tuple[str, str]:
         return "", _cancel(run)
     if rule == "move_request" and (reading.has("session") or not sessions_missed(learner=run.learner)):
         run.outcome = "templated"
-        return "", _move(run, reading.get("session"), _target(reading), confirm=_model_read_move(reading))
+        # A move only a model's proposal read ("I work night shifts" as a move to the night) is asked about.
+        return "", _move(run, reading.get("session"), _target(reading), confirm=reading.proposed)
     return _offer(run)
 
 
@@ -69,8 +70,8 @@ def _option_answer(run: Run, options: list[dict]) -> tuple[str, str]:
     """Code acts on the option the reading settled: "none" declines, no label asks which."""
     label = run.reading.get("option")
     run.outcome = "templated"
-    if label == "none" and options and options[0].get("kind") == "move":
-        return "", "OK — nothing moved; your sessions stay where they are."
+    if label == "none" and options and options[0].get("kind") in ("move", "cancel"):
+        return "", "OK — nothing changed; your sessions stay as they are."
     if label == "none":
         return "", "Fine — I won't schedule any of those. Tell me what would suit you better (days, times or length)."
     chosen = next((o for o in options if o["label"] == label), None)
@@ -81,6 +82,9 @@ def _option_answer(run: Run, options: list[dict]) -> tuple[str, str]:
         return "", f"Which one shall I {verb} — {listing}?"
     if chosen.get("kind") == "move":
         return "", _move(run, str(chosen["session_id"]), chosen.get("target") or {})
+    if chosen.get("kind") == "cancel":
+        session = next((s for s in sessions_upcoming(learner=run.learner) if s.pk == chosen["session_id"]), None)
+        return "", _cancel_session(run, session) if session else "That session is no longer in your plan."
     if run.reading.has("time") and chosen.get("sessions"):
         # "A but at 8pm instead": the option's sessions at the hour the learner named.
         hour, minute = (int(part) for part in run.reading.get("time").split(":"))
@@ -101,14 +105,6 @@ def _option_answer(run: Run, options: list[dict]) -> tuple[str, str]:
 
 def _target(reading) -> dict:
     return {k: reading.get(k) for k in ("days", "time", "time_of_day") if reading.has(k)}
-
-
-def _model_read_move(reading) -> bool:
-    """Which session or where to was settled from a model's proposal, not read by the rules: the
-    words point at a day or a time ("I work night shifts"), but that they ask for a move is the
-    model's guess, so the move is offered and made only on a yes."""
-    return any(value.source == "model" for slot, value in reading.values.items()
-               if slot in ("session", "days", "time", "time_of_day"))
 
 
 def _move(run: Run, session_ref: str | None, target: dict, *, confirm: bool = False) -> str:
@@ -197,6 +193,14 @@ def _cancel(run: Run) -> str:
             return "You have no planned session to cancel."
         listing = ", ".join(when(s) for s in upcoming[:5])
         return f"Which session should I cancel? You have {listing}. Name its day, like “cancel Thursday's”."
+    if run.reading.proposed:
+        # Only a model's proposal read a cancel here: asked about, cancelled on a yes.
+        run.offered_options = [{"label": "A", "kind": "cancel", "session_id": session.pk, "summary": when(session)}]
+        return f"Shall I cancel your {when(session)} session? Say “yes” and I will; otherwise it stays in your plan."
+    return _cancel_session(run, session)
+
+
+def _cancel_session(run: Run, session) -> str:
     result = run.toolbox.call("cancel_session", {"session_id": session.pk}, by="code")
     if "error" in result:
         return f"I couldn't cancel your {when(session)} session: {result['error']}."

@@ -83,6 +83,12 @@ class Reading:
     rejected: tuple[str, ...] = ()  # proposed values code refused, with why ("goal: a greeting")
     model_ms: float = 0.0  # time the model's proposal took (0 when none was asked for)
 
+    @property
+    def proposed(self) -> bool:
+        """The act was settled from a model's proposal (the rules could not settle the message): its
+        values point at the learner's words, but that the words mean this act is the model's guess."""
+        return "model" in self.source
+
     def get(self, slot: str, default: Any = None) -> Any:
         value = self.values.get(slot)
         return value.value if value is not None else default
