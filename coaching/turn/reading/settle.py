@@ -150,9 +150,9 @@ def _session_meant(values: dict[str, Value], text: str, ctx: ReadContext) -> Ses
     return next((s for s in ctx.plan if s.ref == ref), None)
 
 
-# A profile value a change proposal carries, and the onboarding answer it would change.
-_HELD = {"time_of_day": "best_time", "weekly_hours": "weekly_hours", "confidence": "confidence",
-         "category": "goal_category"}
+# A profile value a change proposal can carry (at the end of onboarding the schema offers these
+# two), and the onboarding answer it would change.
+_HELD = {"time_of_day": "best_time", "weekly_hours": "weekly_hours"}
 
 
 def _already_held(slot: str, value, ctx: ReadContext) -> bool:
