@@ -453,3 +453,18 @@ def test_a_cancel_only_the_model_read_is_offered_and_made_on_a_yes(api, say_for,
     say(text)
     assert say("yes").startswith("Cancelled: your Sat 08:00 session.")
     assert status() != "planned"
+
+
+def test_a_move_to_where_the_session_already_is_moves_nothing_and_offers_nothing(api, say_for, fake_model):
+    """"I prefer studying in the evening after work" proposed as a move of the Saturday 19:00
+    session to the evening: it is there already, so there is no move to offer."""
+    client, _ = api
+    learner = onboarded_learner(client)
+    saturday = services.session_schedule(learner=learner, start=_next_weekday(5, 19, learner), duration_minutes=30)
+    say = say_for(learner.research_id)
+    fake_model.push_to("reader", json.dumps({"act": "move", "time_of_day": "in the evening"}))
+    reply = say("I prefer studying in the evening after work, my brain is fried in the mornings")
+    assert reply == "Your Sat 19:00 session is already then: nothing to move.", reply
+    turn = Turn.objects.order_by("-id").first()
+    assert turn.offered_options == [] and turn.tool_calls == []
+    assert PlannedSession.objects.get(pk=saturday.pk).planned_start == saturday.planned_start

@@ -132,6 +132,8 @@ def _move(run: Run, session_ref: str | None, target: dict, *, confirm: bool = Fa
                                 "summary": when(session), "day": when(session)[:3]}]
         return (f"To when should I move your {when(session)} session? For example “Saturday morning” or "
                 "“Friday at 18:00”.")
+    if start == session.planned_start:
+        return f"Your {when(session)} session is already then: nothing to move."
     if confirm:
         to = f"{start.astimezone(learner_tz(run.learner)):%a %H:%M}"
         run.offered_options = [{"label": "A", "kind": "move", "session_id": session.pk, "target": target,
