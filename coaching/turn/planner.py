@@ -135,7 +135,7 @@ def _move(run: Run, session_ref: str | None, target: dict, *, confirm: bool = Fa
     if start == session.planned_start:
         return f"Your {when(session)} session is already then: nothing to move."
     if confirm:
-        to = f"{start.astimezone(learner_tz(run.learner)):%a %H:%M}"
+        to = when_at(session, start.isoformat())
         run.offered_options = [{"label": "A", "kind": "move", "session_id": session.pk, "target": target,
                                 "summary": f"{when(session)} to {to}", "day": when(session)[:3]}]
         return (f"Shall I move your {when(session)} session to {to}? Say “yes” and I will; otherwise it stays "
