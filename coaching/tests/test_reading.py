@@ -417,12 +417,19 @@ def test_a_proposed_outcome_the_words_agree_with_is_written_on_the_session_code_
     assert reading.act == "report" and reading.get("outcome") == outcome and reading.get("session") == "3"
 
 
-def test_a_proposed_outcome_the_words_deny_or_that_names_no_session_is_not_taken():
+def test_a_proposed_report_takes_its_outcome_from_the_words_and_one_session_at_a_time():
+    """The model only points at a report: the outcome is code's reading of the words (they say no),
+    whatever the proposal carries; a report of several sessions from one proposal writes nothing."""
     ctx = at("done", plan=(MONDAY_PAST, TUESDAY_PAST))
     denied = settle(Proposal("report", {"outcome": "completed"}), "yesterday was a no", ctx)
-    assert not denied.has("outcome") and any("not what the words say" in r for r in denied.rejected)
-    unnamed = settle(Proposal("report", {"outcome": "completed"}), "my cat just walked on my keyboard asdfgh", ctx)
-    assert not unnamed.has("outcome") and not unnamed.has("session")
+    assert denied.get("outcome") == "skipped" and denied.get("session") == "3", denied
+    said = settle(Proposal("report", {}), "finally got my drills in on monday", ctx)
+    assert said.get("outcome") == "completed" and said.get("session") == "2", said
+    several = settle(Proposal("report", {"session": "monday"}), "monday: done. tuesday: nope", ctx)
+    assert not several.has("outcome") and not several.has("session") and not several.has("sessions"), several
+    # With no session due a report, the proposal has nothing to point at: news, not a check-in.
+    nothing_due = settle(Proposal("report", {}), "had my first real chat in spanish today", at("done"))
+    assert not nothing_due.has("outcome") and "outcome: no session is due a report" in nothing_due.rejected
 
 
 def test_the_session_a_message_acts_on_is_named_in_that_message_not_an_earlier_one():
@@ -716,4 +723,21 @@ def test_the_proposal_asks_for_a_goal_quote_only_where_code_can_take_one(fake_mo
     fake_model.push_to("reader", '{"act": "other"}')
     propose("hmm, maybe", at(step))
     request = [r for r in fake_model.requests if r.model == "reader"][-1]
-    assert ("goal" in request.schema["properties"]) is asks_goal
+    branches = request.schema.get("anyOf", [request.schema])
+    assert any("goal" in branch["properties"] for branch in branches) is asks_goal
+
+
+@pytest.mark.django_db
+def test_after_onboarding_each_proposed_act_can_carry_only_its_own_quotes(fake_model):
+    """One schema branch per act: once the model has written "report" it cannot go on to fill a
+    move's target or a plan's hours (copied from an example or the plan shown)."""
+    from coaching.turn.reading.proposer import propose
+
+    fake_model.push_to("reader", '{"act": "other"}')
+    propose("hmm, maybe", at("done", plan=(TUESDAY_PAST,)))
+    request = [r for r in fake_model.requests if r.model == "reader"][-1]
+    keys = {tuple(b["properties"]["act"]["enum"]): set(b["properties"]) - {"act", "lang"}
+            for b in request.schema["anyOf"]}
+    assert keys[("report",)] == {"session"} and keys[("cancel",)] == {"session"}
+    assert keys[("move",)] == {"session", "target"}
+    assert keys[("question", "undo", "small_talk", "other")] == set()

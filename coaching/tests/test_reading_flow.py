@@ -247,21 +247,25 @@ def test_a_day_named_in_a_move_request_is_not_taken_as_a_day_the_learner_is_free
     assert "Wednesdays" not in reply and "Option A" in reply, reply
 
 
-def test_a_report_the_model_proposes_is_written_where_the_words_agree_and_name_the_day(api, say_for, fake_model):
-    """The reader's proposal is SCRIPTED (the fake model): the outcome it names is taken only because
-    the words say no and name the day; code finds the session."""
+def test_a_report_the_model_proposes_takes_its_outcome_from_the_words_and_its_day_and_is_asked_about(
+        api, say_for, fake_model):
+    """The reader's proposal is SCRIPTED (the fake model): it says only that the message is a
+    report. Code reads the outcome from the words (they say no: skipped), finds the session by the
+    day they name (yesterday's, not the older one), and asks before it logs."""
     from coaching.models import CheckIn
     from coaching.tests.test_gate_and_intent_flow import _past_session
 
     client, _ = api
     learner = onboarded_learner(client)
+    _past_session(learner, hours_ago=50)
     yesterday = _past_session(learner, hours_ago=24)
+    shown = yesterday.planned_start.astimezone(services.learner_tz(learner)).strftime("%a %H:%M")
     say = say_for(learner.research_id)
-    fake_model.push_to("reader", json.dumps({"act": "report", "outcome": "completed"}))
-    say("yesterday was a no")
-    assert not CheckIn.objects.exists()  # the words say no: a "completed" is not taken
-    fake_model.push_to("reader", json.dumps({"act": "report", "outcome": "skipped"}))
-    say("yesterday was a no")
+    fake_model.push_to("reader", json.dumps({"act": "report"}))
+    reply = say("yesterday was a no")
+    assert reply == f"Shall I log your {shown} session as skipped? Say “yes” and I will.", reply
+    assert not CheckIn.objects.exists()
+    say("yes")
     checkin = CheckIn.objects.get()
     assert (checkin.session_id, checkin.outcome) == (yesterday.pk, "skipped")
 
@@ -412,7 +416,7 @@ def test_a_move_only_the_model_read_is_offered_and_made_on_a_yes(api, say_for, f
     saturday = services.session_schedule(learner=learner, start=_next_weekday(5, 8, learner), duration_minutes=30)
     say = say_for(learner.research_id)
     text = "My barrier is that I work night shifts twice a week."
-    proposal = json.dumps({"act": "move", "session": "My barrier", "time_of_day": "night shifts twice a week"})
+    proposal = json.dumps({"act": "move", "session": "My barrier", "target": "night shifts twice a week"})
 
     def start():
         return PlannedSession.objects.get(pk=saturday.pk).planned_start
@@ -462,9 +466,35 @@ def test_a_move_to_where_the_session_already_is_moves_nothing_and_offers_nothing
     learner = onboarded_learner(client)
     saturday = services.session_schedule(learner=learner, start=_next_weekday(5, 19, learner), duration_minutes=30)
     say = say_for(learner.research_id)
-    fake_model.push_to("reader", json.dumps({"act": "move", "time_of_day": "in the evening"}))
+    fake_model.push_to("reader", json.dumps({"act": "move", "target": "in the evening"}))
     reply = say("I prefer studying in the evening after work, my brain is fried in the mornings")
     assert reply == "Your Sat 19:00 session is already then: nothing to move.", reply
     turn = Turn.objects.order_by("-id").first()
     assert turn.offered_options == [] and turn.tool_calls == []
     assert PlannedSession.objects.get(pk=saturday.pk).planned_start == saturday.planned_start
+
+
+def test_a_report_only_the_model_read_is_offered_and_logged_on_a_yes(api, say_for, fake_model):
+    """"knocked out 3 leetcode mediums" names no session and no rule reads it as a report; the model
+    proposes one. Code reads the outcome from the words (no negation: done), finds the one session
+    not yet reported, and asks before logging; a no logs nothing, a yes logs it (undoable)."""
+    from coaching.models import CheckIn
+    from coaching.tests.test_gate_and_intent_flow import _past_session
+
+    client, _ = api
+    learner = onboarded_learner(client)
+    session = _past_session(learner, hours_ago=3)
+    shown = session.planned_start.astimezone(services.learner_tz(learner)).strftime("%a %H:%M")
+    say = say_for(learner.research_id)
+    text = "knocked out 3 leetcode mediums"
+    proposal = json.dumps({"act": "report", "session": "leetcode mediums"})
+    fake_model.push_to("reader", proposal)
+    reply = say(text)
+    assert reply == f"Shall I log your {shown} session as done? Say “yes” and I will.", reply
+    assert not CheckIn.objects.exists() and Turn.objects.order_by("-id").first().tool_calls == []
+    assert say("no") == "OK — I haven't logged anything."
+    assert not CheckIn.objects.exists()
+    fake_model.push_to("reader", proposal)
+    say(text)
+    assert f"Logged: your {shown} session as done." in say("yes")
+    assert list(CheckIn.objects.values_list("session_id", "outcome")) == [(session.pk, "completed")]

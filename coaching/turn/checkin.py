@@ -29,12 +29,26 @@ def _log_reports(run, toolbox, sessions: list, outcome: str) -> str:
     return f"Logged: your {names} {plural} as {word}. {UNDO_HINT}"
 
 
+def _offer_report(run, session, outcome: str) -> str:
+    word = "done" if outcome == "completed" else "skipped"
+    summary = when(session) if session is not None else "a practice not linked to a planned session"
+    option = {"label": "A", "kind": "report", "session_id": getattr(session, "id", None), "outcome": outcome,
+              "summary": summary}
+    run.offered_options = [{**option, "day": summary[:3]} if session is not None else option]
+    run.outcome = "templated"
+    what = f"your {summary} session" if session is not None else "a practice (not linked to a planned session)"
+    return f"Shall I log {what} as {word}? Say “yes” and I will."
+
+
 def checkin_turn(run) -> tuple[str, str]:
     reading, previous, toolbox, profile = run.reading, run.previous, run.toolbox, run.profile
     sessions: list = []
     outcome = ""
     if run.decision.rule == "report_choice" and previous is not None:
         options = previous.offered_options
+        if reading.get("option") == "none":
+            run.outcome = "templated"
+            return "", "OK — I haven't logged anything."
         chosen = next((o for o in options if o["label"] == reading.get("option")), None)
         if chosen is None:
             run.offered_options = options
@@ -60,6 +74,10 @@ def checkin_turn(run) -> tuple[str, str]:
             return "", f"Which session {word} you mean — {listing}?"
         if not sessions and len(candidates) == 1 and not named:
             sessions = candidates
+        if reading.proposed:
+            # Only a model's proposal read a report here ("knocked out 3 leetcode mediums"): asked
+            # about, logged on a yes.
+            return "", _offer_report(run, sessions[0] if sessions else None, outcome)
     if not outcome:
         # Check-in due but the message is not a report: ask about the session (templated question).
         due_when = when(run.due) if run.due else "your last session"

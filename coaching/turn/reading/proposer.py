@@ -14,7 +14,7 @@ import json
 import time
 
 from coaching.models import OnboardingStep
-from coaching.turn.reading.types import ACTS, Proposal, ReadContext
+from coaching.turn.reading.types import ACTS, ANSWER, CANCEL, CHANGE, MOVE, PLAN, REPORT, Proposal, ReadContext
 from core.llm import chat, job_model
 from core.llm.types import LLMError
 
@@ -35,7 +35,6 @@ _SLOTS_AT_STEP = {
     OnboardingStep.BEST_TIME: ("time_of_day", "hours"),
     OnboardingStep.CONFIDENCE: ("confidence",),
 }
-_SLOTS_DONE = ("session", "target", "minutes", "hours", "time_of_day")
 _CATEGORIES = ("language", "programming", "career", "academic", "music", "art", "sport", "other")
 
 SYSTEM = """You read one message a learner sent to their study coach and say what it does. You never answer it.
@@ -65,17 +64,43 @@ _EXAMPLES = (
 )
 
 
+# The quotes each act can carry after onboarding: a report says which session, a move which and
+# where to, and so on. The schema offers one branch per act, so once the act is decoded the model can
+# only fill that act's keys: a "report" cannot carry a move's target copied from an example.
+_SLOTS_OF_ACT = {
+    REPORT: ("session",),
+    MOVE: ("session", "target"),
+    CANCEL: ("session",),
+    PLAN: ("target", "minutes", "hours", "time_of_day"),
+    CHANGE: ("hours", "time_of_day"),
+    ANSWER: ("target", "minutes", "hours", "time_of_day"),
+}
+
+
 def _schema(slots: tuple[str, ...], ctx: ReadContext) -> dict:
-    props: dict = {"act": {"type": "string", "enum": list(ACTS)}, "lang": {"type": "string", "maxLength": 5}}
-    for slot in slots:
-        props[slot] = {"type": "string", "maxLength": 160}
+    """One branch per act (JSON schema `anyOf`): an act's branch holds only the keys it can carry;
+    acts that carry no value (question, small talk, other, undo) share one branch with the
+    language alone."""
+    enums: dict = {"lang": {"type": "string", "maxLength": 5}}
     if "category" in slots:
-        props["category"] = {"type": "string", "enum": list(_CATEGORIES)}
+        enums["category"] = {"type": "string", "enum": list(_CATEGORIES)}
     if ctx.options:
-        props["option"] = {"type": "string", "enum": [o["label"] for o in ctx.options] + ["none"]}
-    if ctx.step == OnboardingStep.DONE:
-        props["outcome"] = {"type": "string", "enum": ["completed", "skipped"]}
-    return {"type": "object", "properties": props, "required": ["act"], "additionalProperties": False}
+        enums["option"] = {"type": "string", "enum": [o["label"] for o in ctx.options] + ["none"]}
+
+    def branch(acts: list[str], keys: tuple[str, ...]) -> dict:
+        props: dict = {"act": {"type": "string", "enum": acts}, "lang": enums["lang"]}
+        for key in keys:
+            props[key] = enums.get(key, {"type": "string", "maxLength": 160})
+        return {"type": "object", "properties": props, "required": ["act"], "additionalProperties": False}
+
+    if ctx.step != OnboardingStep.DONE:
+        # During onboarding, one object: the values answer (or correct) the question asked.
+        return branch(list(ACTS), slots)
+    carrying = dict(_SLOTS_OF_ACT)
+    if ctx.options:
+        carrying[ANSWER] = ("option", *carrying[ANSWER])
+    bare = [act for act in ACTS if act not in carrying]
+    return {"anyOf": [branch([act], keys) for act, keys in carrying.items()] + [branch(bare, ())]}
 
 
 def _situation(ctx: ReadContext) -> str:
@@ -87,13 +112,18 @@ def _situation(ctx: ReadContext) -> str:
     else:
         lines.append("Coach asked: nothing pending.")
     if ctx.plan:
-        lines.append("Plan: " + ", ".join(f"{s.start:%a %H:%M} ({s.minutes} min, {s.status})" for s in ctx.plan[:6]))
+        # A past session still "planned" is one the learner has not said anything about yet.
+        lines.append("Plan: " + ", ".join(f"{s.start:%a %H:%M} ({s.minutes} min, {_status(s)})" for s in ctx.plan[:6]))
     return "\n".join(lines)
+
+
+def _status(session) -> str:
+    return "past, not reported" if session.past and session.status == "planned" else session.status
 
 
 def propose(text: str, ctx: ReadContext, *, model: str | None = None) -> Proposal:
     """One constrained call. A model error is a proposal with `error` set (the rules' reading stands)."""
-    slots = _SLOTS_AT_STEP.get(ctx.step, _SLOTS_DONE)
+    slots = _SLOTS_AT_STEP.get(ctx.step, ())
     messages = [{"role": "system", "content": SYSTEM}]
     for shown, answer in _EXAMPLES:
         messages += [{"role": "user", "content": shown}, {"role": "assistant", "content": json.dumps(answer)}]

@@ -7,6 +7,7 @@ Pure: no database, no model."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from coaching.models import OnboardingStep
 from coaching.onboarding.answers import is_bare_question
@@ -295,25 +296,37 @@ def settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
     labels = [o["label"] for o in ctx.options]
     if (option := proposal.quotes.get("option")) and (option in labels or option == "none") and act == ANSWER:
         put("option", option, text, 0)
-    if (outcome := proposal.quotes.get("outcome")) and act == REPORT:
-        # Whether a session was done or skipped is written as a check-in: the proposed outcome is
-        # taken only where the words agree (a "skipped" says no or not, a "completed" does not),
-        # and the session it was is found by code, as for the rules' reports.
-        reference, weekday, count = intents.reference_in(normalise(text))
-        if not reference:
+    if act == REPORT and ctx.step == OnboardingStep.DONE:
+        # The model points at a report; whether the session happened is read from the words by code
+        # (a no or a not is a skip), and which session it was is found by code as for the rules'
+        # reports: the day or session named, else the only one not yet reported. The turn asks
+        # before it writes a report only the model read (Reading.proposed).
+        norm = normalise(text)
+        outcome = "skipped" if negated(text) or intents.said_skipped(norm) else "completed"
+        reference, weekday, count = intents.reference_in(norm)
+        said = intents.Intent(REPORT, outcome=outcome, reference=reference, weekday=weekday, count=count, cue=text)
+        reported = report_reading(text, ctx, said)
+        quoted = next((s for s in ctx.plan if "session" in values and s.ref == values["session"].value), None)
+        if quoted is not None and quoted.past and "session" not in reported.values and len(reported.values) == 1:
+            reported = replace(reported, values={**reported.values, "session": values["session"]})
+        if not any(s.past and s.status in ("planned", "missed") for s in ctx.plan):
+            # Nothing is due a report: the model's guess ("had my first conversation in Portuguese
+            # today") has no session to point at, and news is not a check-in.
+            why.append("outcome: no session is due a report")
+            reported = replace(reported, values={})
+        elif not reference and quoted is None:
             # "my cat walked on my keyboard", proposed as a report: no session named, nothing written
             # (the check-in asks how the session went).
             why.append("outcome: the words name no session or day")
-        elif outcome in ("completed", "skipped") and (outcome == "skipped") == negated(text):
-            said = intents.Intent(REPORT, outcome=outcome, reference=reference, weekday=weekday, count=count,
-                                  cue=text)
-            reported = report_reading(text, ctx, said)
-            values.update({k: Value(value=v.value, span=v.span, source="model", earlier=0)
-                           for k, v in reported.values.items() if k in ("outcome", "session", "sessions")})
-        else:
-            why.append(f"outcome: {outcome!r} is not what the words say")
-    elif proposal.quotes.get("outcome"):
-        why.append(f"outcome: a {act} reports nothing")
+            reported = replace(reported, values={})
+        values.pop("session", None)
+        if "sessions" in reported.values:
+            # Several sessions in one message ("thursday: done. saturday: nope"): one outcome read from
+            # the whole message may fit only some of them; the check-in asks, one at a time.
+            why.append("outcome: several sessions named, the outcome of each not known")
+            reported = replace(reported, values={})
+        values.update({k: Value(value=v.value, span=v.span, source="model", earlier=0)
+                       for k, v in reported.values.items() if k in ("outcome", "session")})
     if (category := proposal.quotes.get("category")) and ctx.step == OnboardingStep.CATEGORY and act == ANSWER:
         put("category", category, text, 0)
     if act == ANSWER and asks(text) and not values:
