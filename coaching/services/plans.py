@@ -301,7 +301,7 @@ def plan_options(*, learner: Learner, profile: LearnerProfile, now: datetime | N
     now = (now or timezone.now()).astimezone(tz)
     request = request or PlanRequest()
     weekly_min = int((profile.weekly_hours or Decimal(2)) * 60)
-    hour = _request_hour(request, profile.best_time or "flexible")
+    hour, minute = _request_time(request, profile.best_time or "flexible")
     topic = (profile.primary_goal or "study")[:200]
     allowed = request.days if request.days is not None else frozenset(range(7))
 
@@ -309,27 +309,27 @@ def plan_options(*, learner: Learner, profile: LearnerProfile, now: datetime | N
         # The learner named a sitting's length ("20 minutes a day"): one option, sessions of that
         # length, as many as the week's time fills (at most one a day on the allowed days).
         minutes = request.session_minutes
-        starts = _spread_days(now, hour, allowed, max(1, min(7, round(weekly_min / minutes))), 1)
+        starts = _spread_days(now, (hour, minute), allowed, max(1, min(7, round(weekly_min / minutes))), 1)
         if starts:
-            return [_option("A", starts, minutes, hour, topic)]
+            return [_option("A", starts, minutes, topic)]
     options = []
     for label, count, spacing in (("A", 3, 2), ("B", 2, 3)):
-        starts = _spread_days(now, hour, allowed, count, spacing)
+        starts = _spread_days(now, (hour, minute), allowed, count, spacing)
         if not starts:
             continue
         # The week's time over the sessions there are room for (fewer allowed days: longer ones).
         minutes = max(15, min(180, (weekly_min // len(starts)) // 5 * 5))
-        options.append(_option(label, starts, minutes, hour, topic))
+        options.append(_option(label, starts, minutes, topic))
     if len(options) == 2 and options[0]["summary"] == options[1]["summary"]:
         options.pop()  # too few allowed days for the two spacings to differ: one option, not two alike
     return options
 
 
-def _option(label: str, starts: list[datetime], minutes: int, hour: int, topic: str) -> dict:
+def _option(label: str, starts: list[datetime], minutes: int, topic: str) -> dict:
     when = ", ".join(s.strftime("%a") for s in starts)
     return {"label": label,
             "summary": f"{len(starts)} session{'s' if len(starts) > 1 else ''} of {minutes} min "
-                       f"({when} at {hour:02d}:00)",
+                       f"({when} at {starts[0]:%H:%M})",
             "sessions": [{"start": s.isoformat(), "minutes": minutes, "topic": topic} for s in starts]}
 
 
@@ -338,19 +338,21 @@ def _option(label: str, starts: list[datetime], minutes: int, hour: int, topic: 
 _FREE_TIME_ORDER = ("evening", "morning", "afternoon", "midday", "night")
 
 
-def _request_hour(request: PlanRequest, profile_time: str) -> int:
+def _request_time(request: PlanRequest, profile_time: str) -> tuple[int, int]:
+    """(hour, minute) the sessions start at: the clock time the learner named, else their time of day's hour."""
     if request.hour is not None:
-        return request.hour
+        return request.hour, request.minute
     time = request.best_time or profile_time
     if request.busy_time and time in (request.busy_time, "flexible"):
         time = next(t for t in _FREE_TIME_ORDER if t != request.busy_time)
-    return _SLOT_HOUR.get(time, 18)
+    return _SLOT_HOUR.get(time, 18), 0
 
 
-def _spread_days(now: datetime, hour: int, allowed: frozenset[int], count: int, spacing: int) -> list[datetime]:
+def _spread_days(now: datetime, at: tuple[int, int], allowed: frozenset[int], count: int,
+                 spacing: int) -> list[datetime]:
     """`count` start times on allowed weekdays from tomorrow, `spacing` days apart where the
     allowed days within the next week permit it, closer where they do not; at most a week ahead."""
-    first = (now + timedelta(days=1)).replace(hour=hour, minute=0, second=0, microsecond=0)
+    first = (now + timedelta(days=1)).replace(hour=at[0], minute=at[1], second=0, microsecond=0)
     candidates = [first + timedelta(days=i) for i in range(7) if (first + timedelta(days=i)).weekday() in allowed]
     chosen: list[datetime] = []
     for gap in range(spacing, 0, -1):

@@ -120,6 +120,18 @@ def test_a_named_length_and_day_make_the_one_option_offered(api, say_for):
     assert PlannedSession.objects.get().duration_minutes == 30
 
 
+def test_a_clock_time_with_minutes_is_kept_in_the_offer_and_the_session(api, say_for):
+    """"at 5:45am" is 05:45, not 05:00: the minutes the learner named are where the session starts."""
+    client, _ = api
+    learner = onboarded_learner(client)
+    say = say_for(learner.research_id)
+    reply = say("Schedule a 30 minute practice on Thursday at 5:45am")
+    assert "Option A: 1 session of 30 min (Thu at 05:45)" in reply, reply
+    say("yes")
+    start = PlannedSession.objects.get().planned_start.astimezone(services.learner_tz(learner))
+    assert start.strftime("%a %H:%M") == "Thu 05:45"
+
+
 def test_an_option_picked_with_another_hour_is_scheduled_at_that_hour(api, say_for):
     client, _ = api
     learner = onboarded_learner(client)

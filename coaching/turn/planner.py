@@ -276,6 +276,7 @@ def _request(reading) -> PlanRequest:
     return PlanRequest(days=frozenset(DAY_CODES.index(d) for d in days) if days else None,
                        best_time=reading.get("time_of_day"),
                        hour=int(reading.get("time").split(":")[0]) if reading.has("time") else None,
+                       minute=int(reading.get("time").split(":")[1]) if reading.has("time") else 0,
                        busy_time=reading.get("busy_time"), unplaced=reading.get("unplaced") or "",
                        session_minutes=reading.get("session_minutes"),
                        days_ruled_out=bool(reading.get("days_ruled_out")))

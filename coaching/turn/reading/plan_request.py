@@ -41,6 +41,7 @@ class PlanRequest:
     days: frozenset[int] | None = None  # weekdays allowed (0 = Monday); None: any day
     best_time: str | None = None  # a time of day to study in (coaching.models.BestTime)
     hour: int | None = None  # an hour named ("at 7pm")
+    minute: int = 0  # its minutes ("at 5:45am")
     busy_time: str | None = None  # a time of day that is taken
     unplaced: str = ""  # a constraint named but not placed ("my shifts")
     session_minutes: int | None = None  # a sitting's length ("20 minutes a day"; values.session_minutes)
@@ -55,7 +56,7 @@ class PlanRequest:
         if self.days is not None:
             parts.append(days_phrase(self.days))
         if self.hour is not None:
-            parts.append(f"at {self.hour:02d}:00")
+            parts.append(f"at {self.hour:02d}:{self.minute:02d}")
         elif self.best_time:
             parts.append(f"in the {self.best_time}" if self.best_time != "night" else "at night")
         if self.busy_time:
@@ -126,9 +127,10 @@ def read_plan_request(text: str) -> PlanRequest:
                 else:
                     best_time = best_time or value
 
-    hour = None
+    hour, minute = None, 0
     if clock := _CLOCK.search(norm):
         hour = int(clock.group(1)) % 24
+        minute = int(clock.group(2) or 0) % 60
         if clock.group(3) == "pm" and hour < 12:
             hour += 12
         if clock.group(3) is None and hour < 7:  # "at 6" for a study session is the evening
@@ -141,7 +143,7 @@ def read_plan_request(text: str) -> PlanRequest:
             unplaced = thing
     if best_time == busy_time:
         best_time = None
-    return PlanRequest(days=days, best_time=best_time, hour=hour, busy_time=busy_time, unplaced=unplaced,
+    return PlanRequest(days=days, best_time=best_time, hour=hour, minute=minute, busy_time=busy_time, unplaced=unplaced,
                        session_minutes=session_minutes(text), days_ruled_out=ruled_out)
 
 

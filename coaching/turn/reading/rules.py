@@ -541,7 +541,7 @@ def plan_values(text: str, ctx: ReadContext) -> dict[str, Value]:
         if merged.days_ruled_out:
             values["days_ruled_out"] = _v(True, text, earlier_of("days"))
     if merged.hour is not None:
-        values["time"] = _v(f"{merged.hour:02d}:00", text)
+        values["time"] = _v(f"{merged.hour:02d}:{merged.minute:02d}", text)
     if merged.best_time:
         values["time_of_day"] = _v(merged.best_time, text)
     if merged.busy_time:
@@ -588,7 +588,7 @@ def _move(text: str, ctx: ReadContext, intent) -> Reading:
     if target_part:
         request = read_plan_request(target_part)
         if request.hour is not None:
-            values["time"] = _v(f"{request.hour:02d}:00", target_part)
+            values["time"] = _v(f"{request.hour:02d}:{request.minute:02d}", target_part)
         elif request.best_time:
             values["time_of_day"] = _v(request.best_time, target_part)
     return Reading(MOVE, values, cue=intent.cue or "asks to move a session")
