@@ -741,3 +741,11 @@ def test_after_onboarding_each_proposed_act_can_carry_only_its_own_quotes(fake_m
     assert keys[("report",)] == {"session"} and keys[("cancel",)] == {"session"}
     assert keys[("move",)] == {"session", "target"}
     assert keys[("question", "undo", "small_talk", "other")] == set()
+
+
+def test_a_proposed_cancel_of_a_session_already_over_cancels_nothing():
+    """The only planned session is over: a quote that resolves to it ("knocked out a bunch of
+    puzzles earlier" proposed as a cancel) names nothing that can still be cancelled."""
+    ctx = at("done", plan=(TUESDAY_PAST,))
+    reading = _combined("knocked out a bunch of puzzles earlier", ctx, Proposal("cancel", {"session": "puzzles"}))
+    assert reading.act != "cancel" and not reading.has("session"), reading

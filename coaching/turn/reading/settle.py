@@ -30,6 +30,7 @@ from coaching.turn.reading.rules import (
 from coaching.turn.reading.types import (
     ACTS,
     ANSWER,
+    CANCEL,
     CHANGE,
     MOVE,
     OTHER,
@@ -271,6 +272,11 @@ def settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
             put("days", tuple(others), text, 0)
     if act != MOVE:
         values.pop("session_not_planned", None)
+    if act == CANCEL and "session" in values and any(s.ref == values["session"].value and s.past for s in ctx.plan):
+        # Only a session still to come can be cancelled: a quote that resolves to one already over
+        # ("knocked out a bunch of puzzles earlier", proposed as a cancel) points at nothing to cancel.
+        why.append("session: a cancel of a session already over")
+        values.pop("session")
     if act == CHANGE:
         values.pop("session", None)  # a change is of the goal, the hours or the time of day: of no session
         held = [slot for slot in values if _already_held(slot, values[slot].value, ctx)]
