@@ -14,7 +14,18 @@ import json
 import time
 
 from coaching.models import OnboardingStep
-from coaching.turn.reading.types import ACTS, ANSWER, CANCEL, CHANGE, MOVE, PLAN, REPORT, Proposal, ReadContext
+from coaching.turn.reading.types import (
+    ACTS,
+    ANSWER,
+    CANCEL,
+    CHANGE,
+    MOVE,
+    PLAN,
+    REPORT,
+    Proposal,
+    ReadContext,
+    SessionRef,
+)
 from core.llm import chat, job_model
 from core.llm.types import LLMError
 
@@ -78,19 +89,19 @@ _SLOTS_OF_ACT = {
 
 
 def _schema(slots: tuple[str, ...], ctx: ReadContext) -> dict:
-    """One branch per act (JSON schema `anyOf`): an act's branch holds only the keys it can carry;
-    acts that carry no value (question, small talk, other, undo) share one branch with the
-    language alone."""
-    enums: dict = {"lang": {"type": "string", "maxLength": 5}}
+    """During onboarding one object (the act and the step's quotes). After it, one branch per act
+    (JSON schema `anyOf`): an act's branch holds only the keys it can carry; acts that carry no
+    value (question, small talk, other, undo) share one branch with the language alone."""
+    typed: dict = {"lang": {"type": "string", "maxLength": 5}}  # keys that are not free quotes
     if "category" in slots:
-        enums["category"] = {"type": "string", "enum": list(_CATEGORIES)}
+        typed["category"] = {"type": "string", "enum": list(_CATEGORIES)}
     if ctx.options:
-        enums["option"] = {"type": "string", "enum": [o["label"] for o in ctx.options] + ["none"]}
+        typed["option"] = {"type": "string", "enum": [o["label"] for o in ctx.options] + ["none"]}
 
     def branch(acts: list[str], keys: tuple[str, ...]) -> dict:
-        props: dict = {"act": {"type": "string", "enum": acts}, "lang": enums["lang"]}
+        props: dict = {"act": {"type": "string", "enum": acts}, "lang": typed["lang"]}
         for key in keys:
-            props[key] = enums.get(key, {"type": "string", "maxLength": 160})
+            props[key] = typed.get(key, {"type": "string", "maxLength": 160})
         return {"type": "object", "properties": props, "required": ["act"], "additionalProperties": False}
 
     if ctx.step != OnboardingStep.DONE:
@@ -117,7 +128,7 @@ def _situation(ctx: ReadContext) -> str:
     return "\n".join(lines)
 
 
-def _status(session) -> str:
+def _status(session: SessionRef) -> str:
     return "past, not reported" if session.past and session.status == "planned" else session.status
 
 
