@@ -273,10 +273,9 @@ def _offer(run: Run) -> tuple[str, str]:
 def _request(reading) -> PlanRequest:
     """The request to plan as the reading settled it (days, time, a taken time, a sitting's length)."""
     days = reading.get("days")
+    hour, minute = (int(part) for part in reading.get("time").split(":")) if reading.has("time") else (None, 0)
     return PlanRequest(days=frozenset(DAY_CODES.index(d) for d in days) if days else None,
-                       best_time=reading.get("time_of_day"),
-                       hour=int(reading.get("time").split(":")[0]) if reading.has("time") else None,
-                       minute=int(reading.get("time").split(":")[1]) if reading.has("time") else 0,
+                       best_time=reading.get("time_of_day"), hour=hour, minute=minute,
                        busy_time=reading.get("busy_time"), unplaced=reading.get("unplaced") or "",
                        session_minutes=reading.get("session_minutes"),
                        days_ruled_out=bool(reading.get("days_ruled_out")))

@@ -7,7 +7,6 @@ Pure: no database, no model."""
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 
 from coaching.models import OnboardingStep
 from coaching.onboarding.answers import is_bare_question
@@ -21,6 +20,7 @@ from coaching.turn.reading.rules import (
     goal_stands,
     looks_foreign,
     report_reading,
+    reportable,
     requests_plan,
     sentences,
     session_named,
@@ -311,28 +311,28 @@ def settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
         outcome = "skipped" if negated(text) or intents.said_skipped(norm) else "completed"
         reference, weekday, count = intents.reference_in(norm)
         said = intents.Intent(REPORT, outcome=outcome, reference=reference, weekday=weekday, count=count, cue=text)
-        reported = report_reading(text, ctx, said)
-        quoted = next((s for s in ctx.plan if "session" in values and s.ref == values["session"].value), None)
-        if quoted is not None and quoted.past and "session" not in reported.values and len(reported.values) == 1:
-            reported = replace(reported, values={**reported.values, "session": values["session"]})
-        if not any(s.past and s.status in ("planned", "missed") for s in ctx.plan):
+        found = report_reading(text, ctx, said).values
+        quoted = values.pop("session", None)  # the session the model quoted, settled above
+        if not reportable(ctx):
             # Nothing is due a report: the model's guess ("had my first conversation in Portuguese
             # today") has no session to point at, and news is not a check-in.
             why.append("outcome: no session is due a report")
-            reported = replace(reported, values={})
+            found = {}
         elif not reference and quoted is None:
             # "my cat walked on my keyboard", proposed as a report: no session named, nothing written
             # (the check-in asks how the session went).
             why.append("outcome: the words name no session or day")
-            reported = replace(reported, values={})
-        values.pop("session", None)
-        if "sessions" in reported.values:
+            found = {}
+        elif "sessions" in found:
             # Several sessions in one message ("thursday: done. saturday: nope"): one outcome read from
             # the whole message may fit only some of them; the check-in asks, one at a time.
             why.append("outcome: several sessions named, the outcome of each not known")
-            reported = replace(reported, values={})
+            found = {}
+        elif (set(found) == {"outcome"} and quoted is not None
+              and any(s.ref == quoted.value and s.past for s in ctx.plan)):
+            found = {**found, "session": quoted}  # no session from the words; the quote names one that is over
         values.update({k: Value(value=v.value, span=v.span, source="model", earlier=0)
-                       for k, v in reported.values.items() if k in ("outcome", "session")})
+                       for k, v in found.items() if k in ("outcome", "session")})
     if (category := proposal.quotes.get("category")) and ctx.step == OnboardingStep.CATEGORY and act == ANSWER:
         put("category", category, text, 0)
     if act == ANSWER and asks(text) and not values:
