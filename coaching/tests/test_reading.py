@@ -432,6 +432,17 @@ def test_a_proposed_report_takes_its_outcome_from_the_words_and_one_session_at_a
     assert not nothing_due.has("outcome") and "outcome: no session is due a report" in nothing_due.rejected
 
 
+def test_a_proposed_report_that_names_no_session_points_at_the_only_one_due_or_at_none():
+    """"nope, didn't happen" names no day: with one session due it is about that one (the turn asks
+    before it writes what only the model read); with two due, the outcome alone (the check-in asks
+    which session)."""
+    one_due = settle(Proposal("report", {}), "nope didn't happen", at("done", plan=(TUESDAY_PAST,)))
+    assert one_due.act == "report" and one_due.get("outcome") == "skipped" and one_due.get("session") == "3"
+    assert one_due.proposed
+    two_due = settle(Proposal("report", {}), "practiced!!", at("done", plan=(MONDAY_PAST, TUESDAY_PAST)))
+    assert two_due.act == "report" and two_due.get("outcome") == "completed" and not two_due.has("session")
+
+
 def test_the_session_a_message_acts_on_is_named_in_that_message_not_an_earlier_one():
     ctx = at("done", plan=(THURSDAY,), earlier=("thursday evenings suit me best",))
     reading = settle(Proposal("cancel", {"session": "thursday"}), "hm no, go back to how it was before", ctx)

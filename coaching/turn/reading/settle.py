@@ -318,11 +318,6 @@ def settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
             # today") has no session to point at, and news is not a check-in.
             why.append("outcome: no session is due a report")
             found = {}
-        elif not reference and quoted is None:
-            # "my cat walked on my keyboard", proposed as a report: no session named, nothing written
-            # (the check-in asks how the session went).
-            why.append("outcome: the words name no session or day")
-            found = {}
         elif "sessions" in found:
             # Several sessions in one message ("thursday: done. saturday: nope"): one outcome read from
             # the whole message may fit only some of them; the check-in asks, one at a time.
