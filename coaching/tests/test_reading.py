@@ -443,6 +443,20 @@ def test_a_proposed_report_that_names_no_session_points_at_the_only_one_due_or_a
     assert two_due.act == "report" and two_due.get("outcome") == "completed" and not two_due.has("session")
 
 
+@pytest.mark.parametrize("act", ["question", "plan", "report"])
+def test_during_onboarding_a_message_that_asks_nothing_and_quotes_an_answer_answers_the_question(act):
+    """The model named another act, but the words carry what the coach asked for and ask nothing
+    back: code takes them as the answer. A message that asks keeps the model's act."""
+    said = settle(Proposal(act, {"goal": "sail a dinghy"}), "sail a dinghy. solo. someday", at("goal"))
+    assert said.act == "answer" and said.get("goal") == "sail a dinghy", said
+    hours = settle(Proposal(act, {"hours": "3 hrs a week"}), "3 hrs a week", at("weekly_hours"))
+    assert hours.act == "answer" and hours.get("weekly_hours") == 3.0, hours
+    asked = settle(Proposal(act, {"goal": "sail a dinghy"}), "sail a dinghy, is that silly?", at("goal"))
+    assert asked.act == act and not asked.has("goal"), asked
+    nothing = settle(Proposal(act, {"goal": "hello"}), "hello", at("goal"))
+    assert nothing.act == act, nothing
+
+
 def test_the_session_a_message_acts_on_is_named_in_that_message_not_an_earlier_one():
     ctx = at("done", plan=(THURSDAY,), earlier=("thursday evenings suit me best",))
     reading = settle(Proposal("cancel", {"session": "thursday"}), "hm no, go back to how it was before", ctx)

@@ -7,6 +7,7 @@ Pure: no database, no model."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from coaching.models import OnboardingStep
 from coaching.onboarding.answers import is_bare_question
@@ -35,6 +36,7 @@ from coaching.turn.reading.types import (
     MOVE,
     OTHER,
     PLAN,
+    QUESTION,
     REPORT,
     UNDO,
     WRITTEN_SLOTS,
@@ -167,7 +169,25 @@ def _already_held(slot: str, value, ctx: ReadContext) -> bool:
     return held == value
 
 
+# Acts a proposal may name during onboarding other than an answer. A small model often names one of
+# them for a plain answer while quoting the answer itself right; code then decides the act (`settle`).
+_NOT_AN_ANSWER = (QUESTION, PLAN, REPORT, MOVE, CANCEL)
+# What an answer during onboarding may carry: a profile value, or a goal said back before it is stored.
+_ANSWERED = (*WRITTEN_SLOTS, "gloss")
+
+
 def settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
+    """The proposal settled against the learner's words and the context. During onboarding the coach
+    has asked a question: a message that asks nothing back and carries a value code accepts for it
+    answers it, whatever act the model named (the values point at the words; the act is code's)."""
+    if ctx.step != OnboardingStep.DONE and proposal.act in _NOT_AN_ANSWER and not asks(text):
+        answer = _settle(replace(proposal, act=ANSWER), text, ctx)
+        if answer.act == ANSWER and any(slot in answer.values for slot in _ANSWERED):
+            return replace(answer, cue=f"model proposed {proposal.act}; the words answer the question asked")
+    return _settle(proposal, text, ctx)
+
+
+def _settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
     why: list[str] = []
     act = proposal.act if proposal.act in ACTS else OTHER
     if act == ANSWER and ctx.step == OnboardingStep.DONE and not ctx.options:
