@@ -774,3 +774,26 @@ def test_a_proposed_cancel_of_a_session_already_over_cancels_nothing():
     ctx = at("done", plan=(TUESDAY_PAST,))
     reading = _combined("knocked out a bunch of puzzles earlier", ctx, Proposal("cancel", {"session": "puzzles"}))
     assert reading.act != "cancel" and not reading.has("session"), reading
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("step", ["goal", "done"])
+def test_the_schema_asks_for_the_keys_in_the_order_the_examples_show_them(fake_model, step):
+    """The grammar makes the keys come in the schema's order; the examples show the quotes first
+    and the language last. Asked for the language second, the model wrote it and closed the object,
+    the quotes left out."""
+    from coaching.turn.reading.proposer import _EXAMPLES, propose
+
+    fake_model.push_to("reader", '{"act": "other"}')
+    propose("hmm, maybe", at(step, plan=(TUESDAY_PAST,)))
+    request = [r for r in fake_model.requests if r.model == "reader"][-1]
+    for branch in request.schema.get("anyOf", [request.schema]):
+        keys = list(branch["properties"])
+        assert keys[0] == "act" and keys[-1] == "lang", keys
+    assert all(list(answer)[-1] == "lang" for _, answer in _EXAMPLES)
+
+
+def test_two_scores_where_one_was_asked_are_settled_by_the_rules_and_asked_about():
+    """The gate read two scores: the coach names both and asks which (no model is asked to pick one)."""
+    reading = read_by_rules("a 6 on good days, a 4 on bad ones", at("confidence"))
+    assert reading.settled and not reading.has("confidence"), reading

@@ -99,9 +99,11 @@ def _schema(slots: tuple[str, ...], ctx: ReadContext) -> dict:
         typed["option"] = {"type": "string", "enum": [o["label"] for o in ctx.options] + ["none"]}
 
     def branch(acts: list[str], keys: tuple[str, ...]) -> dict:
-        props: dict = {"act": {"type": "string", "enum": acts}, "lang": typed["lang"]}
+        # In the order of the examples (the language last): the grammar makes the keys come in this order.
+        props: dict = {"act": {"type": "string", "enum": acts}}
         for key in keys:
             props[key] = typed.get(key, {"type": "string", "maxLength": 160})
+        props["lang"] = typed["lang"]
         return {"type": "object", "properties": props, "required": ["act"], "additionalProperties": False}
 
     if ctx.step != OnboardingStep.DONE:

@@ -59,9 +59,10 @@ _GATE_FIELDS = {"primary_goal": "goal", "goal_category": "category", "weekly_hou
 # Why the gate did not take an answer, as the act the message is instead.
 _REJECTED_ACT = {"greeting": SMALL_TALK, "filler": SMALL_TALK, "question": QUESTION, "about": QUESTION,
                  "refusal": OTHER, "off_topic": OTHER}
-# Rejections the gate explains precisely (an area named without a goal, minutes per evening, a
-# number out of range): the rules' reading stands. Others may be words the rules do not know.
-_EXPLAINED = ("area_only", "per_occasion", "vague_goal", "done")
+# Rejections the gate explains precisely (an area named without a goal, minutes per evening, two
+# scores where one was asked, a number out of range): the rules' reading stands, and the coach asks
+# about what it read; a model would only pick one of the values. Others may be words the rules do not know.
+_EXPLAINED = ("area_only", "per_occasion", "two_scores", "vague_goal", "done")
 
 # A request to plan or schedule that the intent rules do not name as such ("schedule a 30 minute
 # practice on Thursday", "can you set up sessions for next week").
