@@ -797,3 +797,13 @@ def test_two_scores_where_one_was_asked_are_settled_by_the_rules_and_asked_about
     """The gate read two scores: the coach names both and asks which (no model is asked to pick one)."""
     reading = read_by_rules("a 6 on good days, a 4 on bad ones", at("confidence"))
     assert reading.settled and not reading.has("confidence"), reading
+
+
+def test_a_time_said_after_plan_options_is_settled_as_a_request_only_when_no_session_is_due_a_report():
+    """"… tonight" after plan options says when to plan, or when something was done: with a session
+    due a report the rules do not settle it alone."""
+    text = "read two chapters of the manual tonight"
+    nothing_due = read_by_rules(text, at("done", pending_kind="plan", options=_OPTIONS))
+    assert nothing_due.act == "plan" and nothing_due.settled, nothing_due
+    one_due = read_by_rules(text, at("done", pending_kind="plan", options=_OPTIONS, plan=(TUESDAY_PAST,)))
+    assert not one_due.settled, one_due
