@@ -209,6 +209,8 @@ def _category_named(text: str) -> str | None:
     norm = normalise(text)
     if norm in CATEGORY_NAMES:
         return CATEGORY_NAMES[norm]
+    # A word of a time-of-day phrase names when, not the area: "work" in "mornings before work".
+    norm = _without_times_of_day(norm)
     # "other" names the area, not in "every other day" or "the other one".
     words = re.sub(r"\b(?:every|each|the|any|some|an)\s+other\b|\bother\s+(?:than|days?|weeks?|times?|ones?)\b",
                    " ", norm)
@@ -511,6 +513,14 @@ def says_time_amount(text: str) -> bool:
 _A_CONDITION = re.compile(r"\s+(?:the|my|our|his|her|their|its|your|this|that|these|those)\b")
 _A_MOMENT = re.compile(r"(?:\b(?:this|yesterday|last|tomorrow|one|that|on (?:monday|tuesday|wednesday|thursday|"
                        r"friday|saturday|sunday))\s+)$")
+
+
+def _without_times_of_day(norm: str) -> str:
+    """`norm` with the phrases that name a time of day ("before work", "after school") blanked out."""
+    spans = [m.span() for _, keywords in TIME_RULES for k in keywords for m in keyword_matches(norm, k)]
+    for start, end in spans:
+        norm = norm[:start] + " " * (end - start) + norm[end:]
+    return norm
 
 
 def parse_best_time(text: str) -> str | None:

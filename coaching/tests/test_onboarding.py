@@ -178,6 +178,17 @@ def test_unmapped_goal_asks_category_and_other_is_valid():
     assert a.goal_category == "other" and a.step == OnboardingStep.WEEKLY_HOURS
 
 
+@pytest.mark.parametrize("text,best_time", [("mornings before work", "morning"),
+                                            ("afternoons after school", "afternoon")])
+def test_a_time_of_day_said_at_the_area_question_names_no_area(text, best_time):
+    """"work" in "mornings before work" says when, not that the goal is a career one: the area is
+    asked again and the time of day is kept for its question."""
+    a = OnboardingAnswers(step=OnboardingStep.CATEGORY, primary_goal="learn to knit socks")
+    out = advance(a, text)
+    assert "goal_category" not in out.updates, out
+    assert out.updates.get("best_time") == best_time, out
+
+
 def test_hours_given_at_the_area_question_are_kept_and_the_area_asked_again():
     """An answer to a later question, said with its unit, is not thrown away: the learner is not
     asked for it again (and a later bare number cannot be stored in its place)."""
