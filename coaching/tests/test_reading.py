@@ -807,3 +807,13 @@ def test_a_time_said_after_plan_options_is_settled_as_a_request_only_when_no_ses
     assert nothing_due.act == "plan" and nothing_due.settled, nothing_due
     one_due = read_by_rules(text, at("done", pending_kind="plan", options=_OPTIONS, plan=(TUESDAY_PAST,)))
     assert not one_due.settled, one_due
+
+
+@pytest.mark.parametrize("text", ["finished the heel of my first sock tonight", "i did it last night, finally"])
+def test_an_ordinal_that_qualifies_another_word_picks_no_option(text):
+    """"my first sock" is no pick of the first option, "last night" none of the last: an ordinal picks
+    an option only where it stands for one ("the second one", "first option", "the last")."""
+    reading = read_by_rules(text, at("done", pending_kind="plan", options=_OPTIONS))
+    assert not reading.has("option"), reading
+    assert read_by_rules("the last one", at("done", pending_kind="plan", options=_OPTIONS)).get("option") == "B"
+    assert read_by_rules("first pls", at("done", pending_kind="plan", options=_OPTIONS)).get("option") == "A"

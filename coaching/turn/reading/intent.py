@@ -151,14 +151,18 @@ def _letters_named(text: str, upper: list[str]) -> list[tuple[int, int]]:
 def ordinal_named(norm: str) -> int | None:
     """The place an ordinal names ("the second one": 1, "the last": -1), or None. An ordinal of
     another language counts in a short reply only (vocabulary.ORDINALS_ELSEWHERE)."""
-    if match := _ORDINAL.search(norm):
-        return ORDINALS[match.group(1)]
+    for match in _ORDINAL.finditer(norm):
+        # An ordinal names an option when it stands for one ("the second one", "first option", "the
+        # last", "second pls"); one that qualifies another word ("my first sock", "last night") does not.
+        if match.group(2) or not _WORD_AFTER.match(norm, match.end()) or len(norm.split()) <= 2:
+            return ORDINALS[match.group(1)]
     if len(norm.split()) <= 4 and not weekdays_named(norm) and (match := _ORDINAL_ELSEWHERE.search(norm)):
         return ORDINALS_ELSEWHERE[match.group(1)]  # (not "pode ser na segunda?": that names Monday)
     return None
 
 
-_ORDINAL = re.compile(rf"\b(?:the )?({'|'.join(ORDINALS)})(?: one| option| session)?\b")
+_ORDINAL = re.compile(rf"\b(?:the )?({'|'.join(ORDINALS)})( one| option| session)?\b")
+_WORD_AFTER = re.compile(r"\s+[^\W\d_]")
 _ORDINAL_ELSEWHERE = re.compile(rf"\b({'|'.join(ORDINALS_ELSEWHERE)})\b")
 
 
