@@ -817,3 +817,14 @@ def test_an_ordinal_that_qualifies_another_word_picks_no_option(text):
     assert not reading.has("option"), reading
     assert read_by_rules("the last one", at("done", pending_kind="plan", options=_OPTIONS)).get("option") == "B"
     assert read_by_rules("first pls", at("done", pending_kind="plan", options=_OPTIONS)).get("option") == "A"
+
+
+def test_a_proposed_move_finds_its_session_in_the_words_outside_where_it_goes():
+    """The model's quote of the session is refused (not the learner's words), the message names two
+    days: the one in the quote of where it goes is the new day, the other names the session."""
+    saturday = SessionRef(ref="9", start=datetime(2030, 1, 12, 10, 0, tzinfo=TZ), minutes=45, status="planned",
+                          past=False)
+    ctx = at("done", plan=(THURSDAY, saturday))
+    text = "hm could we shift thursday's to saturday, same time?"
+    reading = settle(Proposal("move", {"session": "thursday's one", "target": "saturday, same time"}), text, ctx)
+    assert reading.get("session") == "7" and reading.get("days") == ("sat",), reading

@@ -272,6 +272,11 @@ def _settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
                 why.append(f"target: a {act} moves nothing to another time")
                 continue
             moved = _session_meant(values, text, ctx)
+            if act == MOVE and moved is None and where == 0:
+                # The words that say where it goes do not say which session: the rest of the message
+                # does ("can we move thursday's to friday": Thursday's, read without "to friday").
+                ref = getattr(session_named(text.replace(span, " "), ctx), "value", None)
+                moved = next((s for s in ctx.plan if s.ref == ref), None)
             if act == MOVE and moved is not None and "session" not in values:
                 put("session", moved.ref, text, 0)  # named by its day in this message ("di lunedì a martedì")
             days = days_in(span, ctx)
