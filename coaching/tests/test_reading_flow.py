@@ -80,6 +80,20 @@ def test_a_move_without_a_time_asks_to_when_and_the_answer_moves_it(api, say_for
     assert say("friday at 18:00").startswith("Moved: your Thu 19:00 session is now Fri 18:00")
 
 
+def test_a_move_onto_another_session_is_not_made_and_asks_to_when_else(api, say_for):
+    """Friday 19:00 is taken: the move is refused before it is tried (one session at a time), the
+    coach says which session is there and asks to when else; the answer moves it."""
+    client, _ = api
+    learner = onboarded_learner(client)
+    thursday = services.session_schedule(learner=learner, start=_next_weekday(3, 19, learner), duration_minutes=30)
+    services.session_schedule(learner=learner, start=_next_weekday(4, 19, learner), duration_minutes=30)
+    say = say_for(learner.research_id)
+    reply = say("can you move my thursday session to friday at 19:00?")
+    assert reply.startswith("Your Fri 19:00 session is already then, so I can't move your Thu 19:00 session"), reply
+    assert PlannedSession.objects.get(pk=thursday.pk).planned_start == thursday.planned_start
+    assert say("saturday at 10:00").startswith("Moved: your Thu 19:00 session is now Sat 10:00")
+
+
 def test_a_bare_yes_to_several_sessions_a_move_could_mean_moves_none_and_asks_which(api, say_for):
     """The learner named a day with no session on it; the coach lists the sessions. "yes please"
     names none of them: nothing moves, and the coach asks which one."""

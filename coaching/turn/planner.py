@@ -134,6 +134,12 @@ def _move(run: Run, session_ref: str | None, target: dict, *, confirm: bool = Fa
                 "“Friday at 18:00”.")
     if start == session.planned_start:
         return f"Your {when(session)} session is already then: nothing to move."
+    if clash := _clash(upcoming, session, start):
+        # Not offered: the write would be refused (one session at a time). The learner says another time.
+        run.offered_options = [{"label": "A", "kind": "move", "session_id": session.pk, "target": {},
+                                "summary": when(session), "day": when(session)[:3]}]
+        return (f"Your {when(clash)} session is already then, so I can't move your {when(session)} session there. "
+                "To when else should I move it?")
     if confirm:
         to = when_at(session, start.isoformat())
         run.offered_options = [{"label": "A", "kind": "move", "session_id": session.pk, "target": target,
@@ -146,6 +152,13 @@ def _move(run: Run, session_ref: str | None, target: dict, *, confirm: bool = Fa
     moved = PlannedSession.objects.select_related("plan__learner").get(pk=session.pk)
     return (f"Moved: your {when_at(session, result['previous']['start'])} session is now {when(moved)} "
             f"({moved.duration_minutes} min). Say “undo” to put it back.")
+
+
+def _clash(upcoming: list, session: PlannedSession, start: datetime) -> PlannedSession | None:
+    """Another planned session the moved one would overlap at `start` (the move service refuses it)."""
+    end = start + timedelta(minutes=session.duration_minutes)
+    return next((s for s in upcoming if s.pk != session.pk and s.planned_start < end
+                 and start < s.planned_start + timedelta(minutes=s.duration_minutes)), None)
 
 
 def _not_planned(run: Run) -> str:
