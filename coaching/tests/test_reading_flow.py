@@ -187,6 +187,18 @@ def test_a_goal_in_another_language_is_the_learners_words_said_back_and_stored_o
     assert LearnerProfile.objects.get(learner__research_id=rid).primary_goal == "aprender inglês para o trabalho"
 
 
+@pytest.mark.parametrize("lang", [{}, {"lang": "en"}])
+def test_a_goal_said_back_because_its_words_are_not_english_says_so_whatever_language_the_model_named(
+        api, say_for, fake_model, lang):
+    _, http = api
+    rid = http.post("/api/v1/learners", {}, format="json").json()["id"]
+    fake_model.push_to("reader", json.dumps({"act": "answer", "goal": "aprender inglês para o trabalho", **lang}))
+    reply = say_for(rid)("Olá! Quero aprender inglês para o trabalho")
+    assert "I understood your goal as “aprender inglês para o trabalho”. Is that right?" in reply, reply
+    assert "I read your message in another language and answer in English." in reply, reply
+    assert Turn.objects.order_by("-id").first().reading["values"]["lang"]["value"] == "und"
+
+
 def test_a_goal_in_english_the_rules_doubt_is_said_back_without_a_word_on_language(api, say_for, fake_model):
     _, http = api
     rid = http.post("/api/v1/learners", {}, format="json").json()["id"]

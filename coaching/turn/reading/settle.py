@@ -353,6 +353,10 @@ def _settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
             found = {**found, "session": quoted}  # no session from the words; the quote names one that is over
         values.update({k: Value(value=v.value, span=v.span, source="model", earlier=0)
                        for k, v in found.items() if k in ("outcome", "session")})
+    if "gloss" in values and looks_foreign(text) and getattr(values.get("lang"), "value", "en") == "en":
+        # The goal is said back because the words are not English: the reply says so even where the
+        # model named no language, or English ("und": a language not determined).
+        values["lang"] = Value(value="und", span="", source="rules")
     if (category := proposal.quotes.get("category")) and ctx.step == OnboardingStep.CATEGORY and act == ANSWER:
         put("category", category, text, 0)
     if act == ANSWER and asks(text) and not values:
