@@ -328,6 +328,18 @@ def test_a_change_weighed_in_a_question_is_offered_not_written_and_a_yes_writes_
     assert LearnerProfile.objects.get(learner=learner).weekly_hours == 6
 
 
+def test_the_amount_weighed_is_not_the_one_held_when_the_question_names_both(api, say_for):
+    """"6 hours feels like a lot, maybe i should drop it to 4?": 6 is what the learner has, 4 is what
+    they weigh; the coach offers 4 and writes nothing yet."""
+    client, _ = api
+    learner = onboarded_learner(client)
+    services.profile_update(learner=learner, weekly_hours=6)
+    reply = say_for(learner.research_id)("rough couple of weeks. 6 hours feels like a lot right now, "
+                                         "maybe i should drop it to 4? what do you think?")
+    assert "Shall I change your weekly hours to 4 (6 now)?" in reply, reply
+    assert LearnerProfile.objects.get(learner=learner).weekly_hours == 6
+
+
 def test_a_no_to_an_offered_change_keeps_the_profile(api, say_for):
     client, _ = api
     learner = onboarded_learner(client)

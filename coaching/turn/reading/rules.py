@@ -403,7 +403,7 @@ def _coaching(text: str, ctx: ReadContext, intent) -> Reading:
         asked = normalise(_question_part(text))
         about = next((name for name, pattern in _ABOUT if pattern.search(asked)), "other")
         match = next((m for _, p in _ABOUT if (m := p.search(asked))), None)
-        weighed = _change_weighed(text)
+        weighed = _change_weighed(text, ctx)
         values = {"about": _v(about, match.group(0) if match else text), **concern, **weighed}
         # "can we push tonight's to tomorrow?" asks for a move in words the rules do not know: a
         # question that names a day, a time or a session is checked with the model.
@@ -495,12 +495,20 @@ def _asked_about(text: str, holds) -> bool:
     return any(sentence.rstrip().endswith("?") and holds(sentence) for sentence in sentences(text))
 
 
-def _change_weighed(text: str) -> dict[str, Value]:
+def _change_weighed(text: str, ctx: ReadContext) -> dict[str, Value]:
     """A new weekly total or best time the learner weighs in a question ("maybe I should lower it to
     3 hours… what do you think?", "should I switch to mornings?"): carried on the question, never
     written from it; the coach offers the change and writes it on a yes (coaching.turn.goal_change)."""
+    held = getattr(ctx.answers, "weekly_hours", None)
     for clause in sentences(text):
-        if (hours := _new_hours(clause, weighed=True)) is not None:
+        hours = _new_hours(clause, weighed=True)
+        if hours is not None and held not in (None, "") and hours == float(held):
+            # The amount said with its unit is the one the learner has ("4.5 hours feels like a lot,
+            # maybe lower it to 3?"): what is weighed is the other amount of the clause, if any.
+            said = HOURS_WITH_UNIT.search(clause)
+            other = parse_hours(clause[:said.start()] + " " + clause[said.end():]) if said else None
+            hours = float(other) if other is not None and float(other) != float(held) else None
+        if hours is not None:
             return {"weekly_hours": _v(hours, clause)}
     # A time weighed for a day or a session ("can sunday be in the afternoon instead?") is about
     # that session, not the best time.
