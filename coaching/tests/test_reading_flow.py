@@ -340,6 +340,20 @@ def test_the_amount_weighed_is_not_the_one_held_when_the_question_names_both(api
     assert LearnerProfile.objects.get(learner=learner).weekly_hours == 6
 
 
+def test_an_offer_stands_alone_when_the_models_words_fail_the_guard(api, say_for, fake_model):
+    """The model claims the change was made (it was not): its words are refused, and the reply is the
+    offer in code's words, with no stock line in front of it."""
+    client, _ = api
+    learner = onboarded_learner(client)
+    services.profile_update(learner=learner, weekly_hours=6)
+    say = say_for(learner.research_id)
+    fake_model.default = lambda request: Scripted(text="Done! I've updated your weekly hours to 4 hours.")
+    reply = say("rough couple of weeks. maybe i should drop it to 4 hours? what do you think?")
+    assert reply.startswith("Shall I change your weekly hours to 4 (6 now)?"), reply
+    assert LearnerProfile.objects.get(learner=learner).weekly_hours == 6
+    assert Turn.objects.order_by("-id").first().outcome == "fallback"
+
+
 def test_a_no_to_an_offered_change_keeps_the_profile(api, say_for):
     client, _ = api
     learner = onboarded_learner(client)

@@ -169,6 +169,10 @@ def turn_run(*, message: Message, emit: Callable[[str], None] | None = None, mod
             # A change the learner weighs aloud ("maybe I should lower it to 3 hours?") is offered by
             # code after the model's words, and written only on a yes.
             suffix = change_offer(run)
+            if suffix and run.outcome == "fallback":
+                # The model's words did not pass the guard: the offer, in code's words, is the answer;
+                # a stock line in front of it ("I couldn't put together a good answer…") only gets in its way.
+                text = ""
     except LLMError as exc:
         # Free-form specialists need the model (down, timing out, or answering garbage): keep the
         # message (unanswered), record the turn, tell the client to retry.
