@@ -91,6 +91,22 @@ def sessions_upcoming(*, learner: Learner, limit: int = 10) -> list[PlannedSessi
                                               planned_start__gte=now).order_by("planned_start")[:limit])
 
 
+# The longest a session can be (coaching.services.plans checks it): how far back an overlap can start.
+SESSION_MAX_MINUTES = 600
+
+
+def session_overlapping(*, learner: Learner, start, minutes: int, moving: int | None = None) -> PlannedSession | None:
+    """The learner's planned or done session a session of `minutes` at `start` would overlap (a
+    learner studies one session at a time), other than `moving`; None when the time is free."""
+    end = start + timedelta(minutes=minutes)
+    nearby = (PlannedSession.objects.filter(plan__learner=learner,
+                                            status__in=(SessionStatus.PLANNED, SessionStatus.COMPLETED),
+                                            planned_start__lt=end,
+                                            planned_start__gt=start - timedelta(minutes=SESSION_MAX_MINUTES))
+              .exclude(pk=moving).order_by("planned_start"))
+    return next((s for s in nearby if s.planned_start + timedelta(minutes=s.duration_minutes) > start), None)
+
+
 def session_due_for_checkin(*, learner: Learner, now=None) -> PlannedSession | None:
     """The most recent planned session that has ended (start + duration) within the last 7 days and
     has no report. Deterministic: this, not the model, decides which session a report is about."""

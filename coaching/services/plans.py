@@ -12,6 +12,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from coaching.models import Learner, LearnerProfile, Plan, PlannedSession, SessionStatus, SessionStatusChange
+from coaching.selectors import SESSION_MAX_MINUTES, session_overlapping
 from coaching.services.learners import learner_tz
 from coaching.services.session_status import StatusSource, session_status_set
 from coaching.turn.reading.plan_request import PlanRequest
@@ -31,7 +32,7 @@ def _session_start(learner: Learner, start: datetime) -> datetime:
     return start
 
 
-_MAX_MINUTES = 600
+_MAX_MINUTES = SESSION_MAX_MINUTES
 
 
 def _session_minutes(duration_minutes: int) -> int:
@@ -47,17 +48,10 @@ def _claim_time(learner: Learner, start: datetime, minutes: int, *, moving: int 
     locked first, so two requests at once cannot both pass; the caller's transaction holds the lock
     until its session is written."""
     Learner.objects.select_for_update().filter(pk=learner.pk).first()
-    end = start + timedelta(minutes=minutes)
-    nearby = (PlannedSession.objects.filter(plan__learner=learner, status__in=(SessionStatus.PLANNED,
-                                                                                 SessionStatus.COMPLETED),
-                                            planned_start__lt=end,
-                                            planned_start__gt=start - timedelta(minutes=_MAX_MINUTES))
-              .exclude(pk=moving).order_by("planned_start"))
-    for other in nearby:
-        if other.planned_start + timedelta(minutes=other.duration_minutes) > start:
-            raise ApplicationError(
-                f"a session is already planned then ({other.planned_start.isoformat()}, {other.duration_minutes} min)",
-                code="session_overlap", field="start", status=409)
+    if other := session_overlapping(learner=learner, start=start, minutes=minutes, moving=moving):
+        raise ApplicationError(
+            f"a session is already planned then ({other.planned_start.isoformat()}, {other.duration_minutes} min)",
+            code="session_overlap", field="start", status=409)
 
 
 @transaction.atomic

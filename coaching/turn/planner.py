@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from django.utils import timezone
 
 from coaching.models import PlannedSession
-from coaching.selectors import progress_for, sessions_upcoming
+from coaching.selectors import progress_for, session_overlapping, sessions_upcoming
 from coaching.services import learner_tz, plan_options, reschedule_options
 from coaching.services.plans import _SLOT_HOUR
 from coaching.turn import guard, prompts
@@ -134,7 +134,8 @@ def _move(run: Run, session_ref: str | None, target: dict, *, confirm: bool = Fa
                 "“Friday at 18:00”.")
     if start == session.planned_start:
         return f"Your {when(session)} session is already then: nothing to move."
-    if clash := _clash(upcoming, session, start):
+    if clash := session_overlapping(learner=run.learner, start=start, minutes=session.duration_minutes,
+                                    moving=session.pk):
         # Not offered: the write would be refused (one session at a time). The learner says another time.
         run.offered_options = [{"label": "A", "kind": "move", "session_id": session.pk, "target": {},
                                 "summary": when(session), "day": when(session)[:3]}]
@@ -152,13 +153,6 @@ def _move(run: Run, session_ref: str | None, target: dict, *, confirm: bool = Fa
     moved = PlannedSession.objects.select_related("plan__learner").get(pk=session.pk)
     return (f"Moved: your {when_at(session, result['previous']['start'])} session is now {when(moved)} "
             f"({moved.duration_minutes} min). Say “undo” to put it back.")
-
-
-def _clash(upcoming: list, session: PlannedSession, start: datetime) -> PlannedSession | None:
-    """Another planned session the moved one would overlap at `start` (the move service refuses it)."""
-    end = start + timedelta(minutes=session.duration_minutes)
-    return next((s for s in upcoming if s.pk != session.pk and s.planned_start < end
-                 and start < s.planned_start + timedelta(minutes=s.duration_minutes)), None)
 
 
 def _not_planned(run: Run) -> str:
