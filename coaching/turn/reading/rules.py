@@ -499,15 +499,14 @@ def _change_weighed(text: str, ctx: ReadContext) -> dict[str, Value]:
     """A new weekly total or best time the learner weighs in a question ("maybe I should lower it to
     3 hours… what do you think?", "should I switch to mornings?"): carried on the question, never
     written from it; the coach offers the change and writes it on a yes (coaching.turn.goal_change)."""
-    held = getattr(ctx.answers, "weekly_hours", None)
     for clause in sentences(text):
         hours = _new_hours(clause, weighed=True)
-        if hours is not None and held not in (None, "") and hours == float(held):
+        if hours is not None and ctx.holds("weekly_hours", hours):
             # The amount said with its unit is the one the learner has ("4.5 hours feels like a lot,
             # maybe lower it to 3?"): what is weighed is the other amount of the clause, if any.
             said = HOURS_WITH_UNIT.search(clause)
             other = parse_hours(clause[:said.start()] + " " + clause[said.end():]) if said else None
-            hours = float(other) if other is not None and float(other) != float(held) else None
+            hours = None if other is None or ctx.holds("weekly_hours", other) else float(other)
         if hours is not None:
             return {"weekly_hours": _v(hours, clause)}
     # A time weighed for a day or a session ("can sunday be in the afternoon instead?") is about

@@ -154,21 +154,6 @@ def _session_meant(values: dict[str, Value], text: str, ctx: ReadContext) -> Ses
     return next((s for s in ctx.plan if s.ref == ref), None)
 
 
-# A profile value a change proposal can carry (at the end of onboarding the schema offers these
-# two), and the onboarding answer it would change.
-_HELD = {"time_of_day": "best_time", "weekly_hours": "weekly_hours"}
-
-
-def _already_held(slot: str, value, ctx: ReadContext) -> bool:
-    """The learner's profile already holds this value (as the onboarding answers read it)."""
-    held = getattr(ctx.answers, _HELD.get(slot, ""), None) if ctx.answers is not None else None
-    if held is None or held == "":
-        return False
-    if slot == "weekly_hours":
-        return float(held) == float(value)
-    return held == value
-
-
 # Acts a proposal may name during onboarding other than an answer. A small model often names one of
 # them for a plain answer while quoting the answer itself right; code then decides the act (`settle`).
 _NOT_AN_ANSWER = (QUESTION, PLAN, REPORT, MOVE, CANCEL)
@@ -304,7 +289,7 @@ def _settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
         values.pop("session")
     if act == CHANGE:
         values.pop("session", None)  # a change is of the goal, the hours or the time of day: of no session
-        held = [slot for slot in values if _already_held(slot, values[slot].value, ctx)]
+        held = [slot for slot in values if ctx.holds(slot, values[slot].value)]
         for slot in held:
             why.append(f"{slot}: {values.pop(slot).value!r} is the value already held, no change")
         if held and not any(slot in WRITTEN_SLOTS for slot in values):

@@ -71,6 +71,18 @@ class ReadContext:
     rejected_in_row: int = 0  # answers the gate rejected in a row at this step
     undoable: bool = False  # the previous turn wrote something "undo" can take back
 
+    def holds(self, slot: str, value: Any) -> bool:
+        """The learner's profile already holds this value of a profile slot a message can change
+        (the best time, the weekly hours), as the onboarding answers read it."""
+        held = getattr(self.answers, _HELD.get(slot, ""), None) if self.answers is not None else None
+        if held is None or held == "":
+            return False
+        return float(held) == float(value) if slot == "weekly_hours" else held == value
+
+
+# The profile slots a message can change after onboarding, and the onboarding answer each is.
+_HELD = {"time_of_day": "best_time", "weekly_hours": "weekly_hours"}
+
 
 @dataclass(frozen=True)
 class Reading:
