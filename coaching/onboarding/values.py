@@ -515,11 +515,15 @@ _A_MOMENT = re.compile(r"(?:\b(?:this|yesterday|last|tomorrow|one|that|on (?:mon
                        r"friday|saturday|sunday))\s+)$")
 
 
+def _time_phrases(norm: str):
+    """(match, time of day) for each phrase of TIME_RULES in `norm`."""
+    return ((m, value) for value, keywords in TIME_RULES for k in keywords for m in keyword_matches(norm, k))
+
+
 def _without_times_of_day(norm: str) -> str:
     """`norm` with the phrases that name a time of day ("before work", "after school") blanked out."""
-    spans = [m.span() for _, keywords in TIME_RULES for k in keywords for m in keyword_matches(norm, k)]
-    for start, end in spans:
-        norm = norm[:start] + " " * (end - start) + norm[end:]
+    for match, _ in list(_time_phrases(norm)):
+        norm = norm[:match.start()] + " " * (match.end() - match.start()) + norm[match.end():]
     return norm
 
 
@@ -528,8 +532,7 @@ def parse_best_time(text: str) -> str | None:
     saturday afternoon", "mornings or evenings") are not one answer: None, and the question stays.
     A phrase inside a longer one ("lunch" in "after lunch") is the longer one's."""
     norm = normalise(text)
-    named = [(m.start(), m.end(), value) for value, keywords in TIME_RULES for k in keywords
-             for m in keyword_matches(norm, k)
+    named = [(m.start(), m.end(), value) for m, value in _time_phrases(norm)
              # "tonight" is a moment by itself (plan_request still reads it as this evening).
              if not _A_MOMENT.search(norm[:m.start()]) and m.group(0) != "tonight"
              and not (value == BestTime.FLEXIBLE and _A_CONDITION.match(norm, m.end()))]
