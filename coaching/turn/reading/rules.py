@@ -370,10 +370,8 @@ def _coaching(text: str, ctx: ReadContext, intent) -> Reading:
     said = plan_values(text, ctx) if ctx.pending_kind == "plan" else {}
     if (said and not asks(text) and intent.kind not in (intents.REPORT, intents.RESCHEDULE) and not _CANCEL.search(norm)
             and any(not v.earlier for v in said.values())):
-        # After plan options, "only Tuesdays and Saturdays at 14:00" says when: a new request. With a
-        # session due a report, a time said ("… tonight") may as well date what was done: the model
-        # is asked too (a report it proposes is asked about before it is logged).
-        return Reading(PLAN, said, cue="says when, after the plan options", settled=not reportable(ctx))
+        # After plan options, "only Tuesdays and Saturdays at 14:00" says when: a new request.
+        return Reading(PLAN, said, cue="says when, after the plan options")
     if goal := goal_correction(text):
         return Reading(CHANGE, {"goal": _v(goal, goal)}, cue="changes the goal")
     if (intent.kind not in (intents.REPORT, intents.RESCHEDULE, intents.QUESTION)
