@@ -88,6 +88,15 @@ def test_days_taken_by_work_and_days_in_a_list(text, said):
     assert read_plan_request(text).said() == said
 
 
+@pytest.mark.parametrize("text,said", [
+    ("weekends mostly", ["on weekends"]),
+    ("usually weekdays in the evening", ["on weekdays", "in the evening"]),
+    ("weekdays only", ["weekdays only"]),
+])
+def test_days_are_said_back_as_only_those_days_only_where_the_learner_ruled_the_others_out(text, said):
+    assert read_plan_request(text).said() == said
+
+
 def test_days_said_earlier_count_when_the_request_names_none():
     from coaching.turn.reading.plan_request import with_earlier
 

@@ -72,6 +72,12 @@ def test_days_named_after_a_comparative_are_no_rate_and_no_days_kept(text, hours
     assert not reading.has("days") and not reading.has("session_minutes")
 
 
+@pytest.mark.parametrize("text,only", [("weekends mostly", False), ("weekends only, I work late on weekdays", True)])
+def test_days_said_during_onboarding_keep_whether_the_others_are_ruled_out(text, only):
+    reading = read_by_rules(text, at("best_time", goal="learn piano"))
+    assert reading.get("days") == ("sat", "sun") and reading.has("days_ruled_out") is only
+
+
 @pytest.mark.parametrize("text,minutes", [
     ("every other day for half an hour", 30), ("3x a week 45 min", 45),
     ("three hours per week, sessions of 45 min", 45), ("3 hours a week", None), ("2-3 hours", None),

@@ -81,7 +81,9 @@ def onboarding_turn(run: Run) -> tuple[str, str]:
     # Days said during onboarding ("weekends only, I work late on weekdays") are no profile field:
     # said back as kept; the planner finds them again in the learner's earlier messages.
     days = run.reading.get("days") if outcome.step != OnboardingStep.GOAL else None
-    kept = f"I'll keep “{days_phrase(frozenset(DAY_CODES.index(d) for d in days))}” for your plan. " if days else ""
+    only = bool(run.reading.get("days_ruled_out"))
+    kept = (f"I'll keep “{days_phrase(frozenset(DAY_CODES.index(d) for d in days), only=only)}” for your plan. "
+            if days else "")
     if not outcome.accepted:
         run.outcome = "templated"
         doubted = run.reading.get("goal") if outcome.kind == "unsure" else None

@@ -54,7 +54,7 @@ class PlanRequest:
         """What code read, in words for the reply ("weekends only", "not at night")."""
         parts = []
         if self.days is not None:
-            parts.append(days_phrase(self.days))
+            parts.append(days_phrase(self.days, only=self.days_ruled_out))
         if self.hour is not None:
             parts.append(f"at {self.hour:02d}:{self.minute:02d}")
         elif self.best_time:
@@ -66,12 +66,14 @@ class PlanRequest:
         return parts
 
 
-def days_phrase(days: frozenset[int]) -> str:
+def days_phrase(days: frozenset[int], *, only: bool) -> str:
+    """The days in words; "only" where the learner ruled the others out ("weekends only"), not where
+    they said where they mostly are ("weekends mostly" → "on weekends")."""
     if days == frozenset({5, 6}):
-        return "weekends only"
+        return "weekends only" if only else "on weekends"
     if days == frozenset(range(5)):
-        return "weekdays only"
-    if len(days) >= 4:
+        return "weekdays only" if only else "on weekdays"
+    if len(days) >= 4 and only:
         return "not on " + " or ".join(WEEKDAYS[d].title() + "s" for d in sorted(set(range(7)) - days))
     return "on " + " and ".join(WEEKDAYS[d].title() + "s" for d in sorted(days))
 

@@ -306,8 +306,13 @@ def _days_said(text: str, ctx: ReadContext) -> dict[str, Value]:
     kept for the plan and said back."""
     if ctx.step == OnboardingStep.GOAL:
         return {}
-    days = read_plan_request(text).days
-    return {"days": _v(tuple(DAY_CODES[d] for d in sorted(days)), text)} if days is not None else {}
+    request = read_plan_request(text)
+    if request.days is None:
+        return {}
+    said = {"days": _v(tuple(DAY_CODES[d] for d in sorted(request.days)), text)}
+    if request.days_ruled_out:
+        said["days_ruled_out"] = _v(True, text)
+    return said
 
 
 def _plain(value):
