@@ -196,7 +196,7 @@ def test_a_goal_said_back_because_its_words_are_not_english_says_so_whatever_lan
     reply = say_for(rid)("Olá! Quero aprender inglês para o trabalho")
     assert "I understood your goal as “aprender inglês para o trabalho”. Is that right?" in reply, reply
     assert "I read your message in another language and answer in English." in reply, reply
-    assert Turn.objects.order_by("-id").first().reading["values"]["lang"]["value"] == "und"
+    assert Turn.objects.order_by("-id").first().reading["values"]["lang"]["value"] == "pt"  # told by code
 
 
 def test_a_goal_in_english_the_rules_doubt_is_said_back_without_a_word_on_language(api, say_for, fake_model):

@@ -26,6 +26,7 @@ from coaching.onboarding.values import (
     session_minutes,
 )
 from coaching.turn.reading import intent as intents
+from coaching.turn.reading.language import looks_foreign
 from coaching.turn.reading.plan_request import PlanRequest, read_plan_request, with_earlier
 from coaching.turn.reading.types import (
     ANSWER,
@@ -81,28 +82,8 @@ _CONCERN = re.compile(r"\bstruggl|\bstuck\b|\bgiv(?:e|ing) up\b|\bquit(?:ting)?\
                       r"\b(?:no|lost|losing|lack of|zero|low) motivation\b|"
                       r"\bfailing\b|\bkeep failing\b|\bfall(?:ing)? behind\b|\boverwhelm|\bno time\b|\bexhausted\b|"
                       r"\bdoubt|\bcan'?t (?:keep up|focus|do this)\b|\bhopeless\b|\bburn(?:ed|t)? out\b")
-# English's most common function words: a message of several words with none of them is most
-# likely in another language, which the rules cannot read.
-_ENGLISH = frozenset({"i", "you", "the", "a", "an", "to", "my", "me", "and", "is", "it", "of", "in", "for", "on",
-                      "do", "be", "can", "what", "how", "want", "with", "at", "this", "that", "am", "are", "so",
-                      "not", "no", "yes", "just", "like", "hi", "hey", "hello", "ok", "we", "week", "hours",
-                      "hour", "minutes", "day", "days", "time", "some", "maybe", "about", "please", "thanks",
-                      "been", "have", "has", "had", "would", "could", "should", "from", "by", "but", "or", "if",
-                      "out", "all", "they", "them", "he", "she", "his", "her", "our", "your", "there", "then",
-                      "than", "too", "very", "when", "where", "which", "who", "why", "because", "up", "after",
-                      "before", "again", "i've", "i'm", "im", "don't", "dont", "get", "got", "really", "more"})
-
-
 def _v(value, span: str, earlier: int = 0) -> Value:
     return Value(value=value, span=span.strip(), source="rules", earlier=earlier)
-
-
-def looks_foreign(text: str) -> bool:
-    """Several words and none of English's commonest, or a longer message where they are rare (a
-    word like "so" or "pro" is found in other languages too)."""
-    words = re.findall(r"[a-zà-ÿ']+", text.lower())
-    english = sum(word in _ENGLISH for word in words)
-    return (len(words) >= 3 and not english) or (len(words) >= 6 and english / len(words) < 0.15)
 
 
 _WH_START = re.compile(rf"(?i)^\s*{WH_START}")

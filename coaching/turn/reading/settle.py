@@ -14,12 +14,12 @@ from coaching.onboarding.answers import is_bare_question
 from coaching.onboarding.small_talk import is_greeting, is_small_talk, strip_greeting
 from coaching.onboarding.values import hours_with_rate, parse_best_time, parse_confidence, says_time_amount
 from coaching.turn.reading import intent as intents
+from coaching.turn.reading.language import language_of, looks_foreign
 from coaching.turn.reading.rules import (
     asks,
     day_mentions,
     days_in,
     goal_stands,
-    looks_foreign,
     report_reading,
     reportable,
     requests_plan,
@@ -340,8 +340,8 @@ def _settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
                        for k, v in found.items() if k in ("outcome", "session")})
     if "gloss" in values and looks_foreign(text) and getattr(values.get("lang"), "value", "en") == "en":
         # The goal is said back because the words are not English: the reply says so even where the
-        # model named no language, or English ("und": a language not determined).
-        values["lang"] = Value(value="und", span="", source="rules")
+        # model named no language, or English.
+        values["lang"] = Value(value=language_of(text), span="", source="rules")
     if (category := proposal.quotes.get("category")) and ctx.step == OnboardingStep.CATEGORY and act == ANSWER:
         put("category", category, text, 0)
     if act == ANSWER and asks(text) and not values:
