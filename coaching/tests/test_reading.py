@@ -140,8 +140,20 @@ def test_chat_roles_typed_into_a_message_are_not_acted_on():
 def test_a_proposed_goal_in_another_language_is_the_learners_own_words_said_back_before_it_is_stored():
     text = "Olá! Quero aprender inglês para o trabalho"
     reading = settle(Proposal("answer", {"goal": "aprender inglês para o trabalho", "lang": "pt"}), text, at("goal"))
-    assert reading.get("gloss") == "aprender inglês para o trabalho" and reading.get("lang") == "pt"
+    assert reading.get("gloss") == "aprender inglês para o trabalho"
     assert not reading.has("goal") and reading.values["gloss"].source == "model"
+
+
+@pytest.mark.parametrize("named", [{"lang": "en"}, {"lang": "es"}, {}])
+def test_the_language_of_a_message_is_told_by_code_whatever_the_model_names(monkeypatch, named):
+    """The reading carries the language a language identifier finds, for a message the rules settle
+    and for one a proposal settles; the model's "lang" key is not taken."""
+    monkeypatch.setattr(reader, "propose", lambda text, ctx, model=None: Proposal("answer", {
+        "goal": "aprender inglês para o trabalho", **named}))
+    reading = reader.read("Olá! Quero aprender inglês para o trabalho", at("goal"))
+    assert reading.get("lang") == "pt" and reading.values["lang"].source == "rules", reading
+    assert reader.read("duas horas por semana, talvez três", at("weekly_hours", goal="learn piano")).get("lang") == "pt"
+    assert not reader.read("two hours a week, maybe three", at("weekly_hours", goal="learn piano")).has("lang")
 
 
 @pytest.mark.parametrize("quote,text", [

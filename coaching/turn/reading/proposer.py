@@ -92,6 +92,9 @@ def _schema(slots: tuple[str, ...], ctx: ReadContext) -> dict:
     """During onboarding one object (the act and the step's quotes). After it, one branch per act
     (JSON schema `anyOf`): an act's branch holds only the keys it can carry; acts that carry no
     value (question, small talk, other, undo) share one branch with the language alone."""
+    # The language the model names is not used (code tells it, `language.language_of`); the key
+    # stays because without it the 0.5B's quotes changed and two goals were written from messages
+    # that state none (docs/coach-quality.md, "Thirteenth run").
     typed: dict = {"lang": {"type": "string", "maxLength": 5}}  # keys that are not free quotes
     if "category" in slots:
         typed["category"] = {"type": "string", "enum": list(_CATEGORIES)}

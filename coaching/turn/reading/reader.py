@@ -10,10 +10,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 from coaching.models import OnboardingStep
+from coaching.turn.reading.language import ENGLISH, language_of
 from coaching.turn.reading.proposer import propose
 from coaching.turn.reading.rules import asks, read_by_rules, sentences
 from coaching.turn.reading.settle import settle
-from coaching.turn.reading.types import ANSWER, OTHER, PLAN, QUESTION, REPORT, SMALL_TALK, ReadContext, Reading
+from coaching.turn.reading.types import ANSWER, OTHER, PLAN, QUESTION, REPORT, SMALL_TALK, ReadContext, Reading, Value
 
 COMBINED, RULES, MODEL = "combined", "rules", "model"
 # Acts a proposal may settle without a value; any other act must point at the learner's words
@@ -22,6 +23,15 @@ _WITHOUT_VALUES = (QUESTION, SMALL_TALK, OTHER, "undo")
 
 
 def read(text: str, ctx: ReadContext, *, mode: str = COMBINED, model: str | None = None) -> Reading:
+    reading = _read(text, ctx, mode=mode, model=model)
+    if (lang := language_of(text)) not in (None, ENGLISH):
+        # Said in another language: the coach answers in English and says so (code tells the
+        # language; the model is not asked).
+        reading = replace(reading, values={**reading.values, "lang": Value(value=lang, span="", source="rules")})
+    return reading
+
+
+def _read(text: str, ctx: ReadContext, *, mode: str, model: str | None) -> Reading:
     rules = read_by_rules(text, ctx)
     if mode == RULES or (mode == COMBINED and rules.settled):
         return rules

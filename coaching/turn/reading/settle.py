@@ -14,7 +14,7 @@ from coaching.onboarding.answers import is_bare_question
 from coaching.onboarding.small_talk import is_greeting, is_small_talk, strip_greeting
 from coaching.onboarding.values import hours_with_rate, parse_best_time, parse_confidence, says_time_amount
 from coaching.turn.reading import intent as intents
-from coaching.turn.reading.language import language_of, looks_foreign
+from coaching.turn.reading.language import looks_foreign
 from coaching.turn.reading.rules import (
     asks,
     day_mentions,
@@ -186,10 +186,6 @@ def _settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
 
     # The session first: where it moves to is read against it (`_clock`).
     for slot, quote in sorted(proposal.quotes.items(), key=lambda item: item[0] != "session"):
-        if slot in ("lang",):
-            if re.fullmatch(r"[a-z]{2}", quote.strip().lower()):
-                put("lang", quote.strip().lower(), "", 0)
-            continue
         if slot in ("option", "outcome", "category"):
             continue  # enums: settled below against the context
         # Which session a message acts on, and where to, is named in the message itself; so is an
@@ -338,10 +334,6 @@ def _settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
             found = {**found, "session": quoted}  # no session from the words; the quote names one that is over
         values.update({k: Value(value=v.value, span=v.span, source="model", earlier=0)
                        for k, v in found.items() if k in ("outcome", "session")})
-    if "gloss" in values and looks_foreign(text) and getattr(values.get("lang"), "value", "en") == "en":
-        # The goal is said back because the words are not English: the reply says so even where the
-        # model named no language, or English.
-        values["lang"] = Value(value=language_of(text), span="", source="rules")
     if (category := proposal.quotes.get("category")) and ctx.step == OnboardingStep.CATEGORY and act == ANSWER:
         put("category", category, text, 0)
     if act == ANSWER and asks(text) and not values:
