@@ -130,6 +130,12 @@ class Score:
     ms: list = field(default_factory=list)
     model_calls: int = 0
     act_errors: list = field(default_factory=list)
+    # The message's language, kept apart from the slots (the set labels it on the 118 messages in
+    # another language; before code told it, it was the model's): right where labelled, and told
+    # where the set says English.
+    languages_right: int = 0
+    languages_labelled: int = 0
+    english_told_other: list = field(default_factory=list)
 
     def add(self, item: dict, reading: Reading, elapsed_ms: float) -> None:
         want = item["expect"]
@@ -145,6 +151,12 @@ class Score:
             if slot in values:
                 right, total = self.slots.get(slot, (0, 0))
                 self.slots[slot] = (right + same(slot, reading.get(slot), values[slot]), total + 1)
+        told = reading.get("lang") if reading.has("lang") else None
+        if "lang" in values:
+            self.languages_labelled += 1
+            self.languages_right += told == values["lang"]
+        elif told not in (None, "en"):
+            self.english_told_other.append((item["id"], item["message"], told))
         written = writes(reading)
         if written:
             self.readings_that_write += 1

@@ -48,11 +48,16 @@ class Command(BaseCommand):
         for score in scores:
             per_slot = ", ".join(f"{k} {r}/{t}" for k, (r, t) in sorted(score.slots.items()))
             self.stdout.write(f"{score.mode} per slot: {per_slot}")
+            self.stdout.write(f"{score.mode} language: {score.languages_right}/{score.languages_labelled} messages in "
+                              f"another language told right; {len(score.english_told_other)}/"
+                              f"{score.n - score.languages_labelled} in English told as another")
             if opts["errors"]:
                 for error in score.act_errors[:opts["errors"]]:
                     self.stdout.write(f"  act {error}")
                 for error in score.wrong_writes[:opts["errors"]]:
                     self.stdout.write(f"  WRONG WRITE {error}")
+                for error in score.english_told_other[:opts["errors"]]:
+                    self.stdout.write(f"  LANGUAGE {error}")
 
 
 class _Server:
