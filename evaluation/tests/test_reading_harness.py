@@ -29,3 +29,18 @@ def test_an_unsettled_reading_writes_nothing():
     value = Value(value="learn piano", span="learn piano", source="rules")
     assert writes(Reading("answer", {"goal": value}, settled=False)) == {}
     assert writes(Reading("answer", {"goal": value}, settled=True)) == {"goal": "learn piano"}
+
+
+def test_the_language_is_scored_apart_from_the_slots():
+    from evaluation.reading import Score
+
+    score = Score(mode="rules")
+    told = {"lang": Value(value="pt", span="", source="rules")}
+    score.add({"id": "a", "message": "m", "expect": {"act": "other", "values": {"lang": "pt"}}},
+              Reading("other", told, source="rules"), 1.0)
+    score.add({"id": "b", "message": "m", "expect": {"act": "other", "values": {"lang": "es"}}},
+              Reading("other", {}, source="rules"), 1.0)
+    score.add({"id": "c", "message": "hello there", "expect": {"act": "other", "values": {}}},
+              Reading("other", told, source="rules"), 1.0)
+    assert (score.languages_right, score.languages_labelled) == (1, 2)
+    assert score.english_told_other == [("c", "hello there", "pt")] and score.row()["slot_exact"] == 0.0
