@@ -152,6 +152,7 @@ def test_the_language_of_a_message_is_told_by_code_whatever_the_model_names(monk
         "goal": "aprender inglês para o trabalho", **named}))
     reading = reader.read("Olá! Quero aprender inglês para o trabalho", at("goal"))
     assert reading.get("lang") == "pt" and reading.values["lang"].source == "rules", reading
+    assert not any(why.startswith("lang") for why in reading.rejected), reading.rejected  # nothing to audit
     assert reader.read("duas horas por semana, talvez três", at("weekly_hours", goal="learn piano")).get("lang") == "pt"
     assert not reader.read("two hours a week, maybe three", at("weekly_hours", goal="learn piano")).has("lang")
 

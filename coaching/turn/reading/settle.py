@@ -188,6 +188,8 @@ def _settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
     for slot, quote in sorted(proposal.quotes.items(), key=lambda item: item[0] != "session"):
         if slot in ("option", "outcome", "category"):
             continue  # enums: settled below against the context
+        if slot == "lang":
+            continue  # code tells the language (reader.read); the model's code is not taken
         # Which session a message acts on, and where to, is named in the message itself; so is an
         # onboarding answer ("yes please" at the goal question took "evening" from a plan request
         # the coach had turned down two messages before).
