@@ -562,3 +562,25 @@ def test_a_report_only_the_model_read_is_offered_and_logged_on_a_yes(api, say_fo
     say(text)
     assert f"Logged: your {shown} session as done." in say("yes")
     assert list(CheckIn.objects.values_list("session_id", "outcome")) == [(session.pk, "completed")]
+
+
+def test_the_reader_is_shown_the_question_the_coach_asked_last(api, say_for, fake_model):
+    """After the check-in asks how a session went, a reply the rules cannot read ("sim, fiz 90
+    minutos") is proposed with that question in view, not as if nothing were pending; the report it
+    proposes is asked about before it is logged."""
+    from coaching.models import CheckIn
+    from coaching.tests.test_gate_and_intent_flow import _past_session
+
+    client, _ = api
+    learner = onboarded_learner(client)
+    session = _past_session(learner, hours_ago=3)
+    shown = session.planned_start.astimezone(services.learner_tz(learner)).strftime("%a %H:%M")
+    say = say_for(learner.research_id)
+    fake_model.push_to("reader", json.dumps({"act": "other"}))
+    asked = f"How did your session ({shown}) go — did you do it or skip it?"
+    assert say("oi, tudo bem? semana corrida por aqui").endswith(asked)
+    fake_model.push_to("reader", json.dumps({"act": "report", "session": "fiz"}))
+    assert say("sim, fiz 90 minutos") == f"Shall I log your {shown} session as done? Say “yes” and I will."
+    shown_to_model = [r for r in fake_model.requests if r.model == "reader"][-1].messages[-1]["content"]
+    assert f"Coach asked: {asked}" in shown_to_model, shown_to_model
+    assert not CheckIn.objects.exists()

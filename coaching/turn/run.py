@@ -65,7 +65,14 @@ def read_context(run: Run) -> ReadContext:
         rejected_in_row=(onboarding_rejections_in_row(conversation=message.conversation, before=message,
                                                       step=profile.onboarding_step) if step != OnboardingStep.DONE
                          else 0),
-        undoable=previous is not None and bool(undoable_writes(previous)))
+        undoable=previous is not None and bool(undoable_writes(previous)),
+        asked=_asked(previous) if step == OnboardingStep.DONE and not options else "")
+
+
+def _asked(previous) -> str:
+    """The question code's words in the previous reply ended on (its last line, when it asks)."""
+    lines = (previous.code_text or "").strip().splitlines() if previous is not None else []
+    return lines[-1].strip()[:200] if lines and lines[-1].rstrip().endswith("?") else ""
 
 
 def turn_run(*, message: Message, emit: Callable[[str], None] | None = None, model: str | None = None,

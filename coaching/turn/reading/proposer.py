@@ -125,6 +125,8 @@ def _situation(ctx: ReadContext) -> str:
         lines.append(f"Coach asked: {_QUESTION_OF_STEP.get(ctx.step, '')}")
     elif ctx.options:
         lines.append("Coach offered: " + "; ".join(f"{o['label']}: {o.get('summary', '')}" for o in ctx.options))
+    elif ctx.asked:
+        lines.append(f"Coach asked: {ctx.asked}")
     else:
         lines.append("Coach asked: nothing pending.")
     if ctx.plan:

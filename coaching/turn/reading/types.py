@@ -63,6 +63,10 @@ class ReadContext:
     step: str = "done"  # the onboarding step waiting for an answer, or "done"
     goal: str = ""
     pending_kind: str = ""  # plan | reschedule | report | move | "" (no options pending)
+    # After onboarding, the question code's part of the last reply ended on, when it offered no
+    # options ("How did your session (Mon 09:28) go — did you do it or skip it?"): what the message
+    # most likely answers.
+    asked: str = ""
     options: tuple[dict, ...] = ()
     plan: tuple[SessionRef, ...] = ()
     earlier: tuple[str, ...] = ()  # earlier learner messages, most recent first
