@@ -10,7 +10,7 @@ without spaces — and its most likely language is at least twice as likely as E
 no reading of another language, so the rules and the model read it as English). Counting
 English function words, as this module replaced, called "40 mins mon wed fri" foreign (none of
 them in it) and "quero aprender a tocar violão" English (its "a"). How it scores on the labelled
-reading set: docs/coach-quality.md, "Another language"."""
+reading set: docs/coach-quality.md, "Thirteenth run"."""
 
 from __future__ import annotations
 
