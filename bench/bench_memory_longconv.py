@@ -62,6 +62,8 @@ BASELINES = ("dense", "bm25", "dense+bm25")
 # The ranking before the mix (reciprocal-rank fusion, vector-led): run beside it in every run.
 PREVIOUS_RANKING = {"conf.SEARCH_FUSION": "rrf", "conf.SEARCH_W_VECTOR": 0.9, "conf.SEARCH_W_TEXT": 0.1,
                     "conf.SEARCH_HUB_WEIGHT": 0.75}
+# The mix before the length prior replaced hubness in it (memory/README.md "Ranking, eighteenth round").
+MIX_BEFORE = {"conf.SEARCH_W_LENGTH": 0.0, "conf.SEARCH_HUB_WEIGHT": 0.5}
 # Bloom's ranking, one mechanism off at a time (_variants). Each override names "conf.<NAME>"
 # (memory/conf.py), "ranking.<NAME>" (memory/ranking.py), "selectors.<NAME>" (memory/selectors.py)
 # or a Django setting "BLOOM_...".
@@ -77,12 +79,15 @@ def _variants() -> dict[str, dict]:
     cover = selectors._LEARNER_PASS_CTE.replace(bm25, """
 txt AS (SELECT lf.id, ts_rank_cd(lf.tsv, q.tq) AS r FROM lf, q WHERE lf.tsv IS NOT NULL
         ORDER BY r DESC, lf.id DESC LIMIT %(k)s),""")
-    return {"bloom": {}, "no vector side": {"conf.SEARCH_W_VECTOR": 0.0},
-            "no text side": {"conf.SEARCH_W_TEXT": 0.0}, "no hubness": {"conf.SEARCH_HUB_WEIGHT": 0.0},
+    return {"bloom": {}, "no length prior": {"conf.SEARCH_W_LENGTH": 0.0},
+            "length prior 0.25": {"conf.SEARCH_W_LENGTH": 0.25}, "length prior 0.3": {"conf.SEARCH_W_LENGTH": 0.3},
+            "the mix before (hubness 0.5, no length prior)": MIX_BEFORE,
+            "hubness 0.5 and length prior": {"conf.SEARCH_HUB_WEIGHT": 0.5},
+            "no vector side": {"conf.SEARCH_W_VECTOR": 0.0},
+            "no text side": {"conf.SEARCH_W_TEXT": 0.0},
             "no decay": {"conf.DECAY_FLOOR": 1.0}, "no speaker filter": {"selectors.SPEAKER_FILTER": False},
             "speaker-blind": {"selectors.SPEAKER_AWARE": False}, "sides 40 deep": {"ranking.SIDE_DEPTH": 40},
             "text weight 0.3": {"conf.SEARCH_W_TEXT": 0.3}, "text weight 0.7": {"conf.SEARCH_W_TEXT": 0.7},
-            "hubness 0.75": {"conf.SEARCH_HUB_WEIGHT": 0.75},
             "RRF as before": PREVIOUS_RANKING, "RRF before, text ts_rank_cd": {**PREVIOUS_RANKING,
                                                                             "selectors._LEARNER_PASS_CTE": cover},
             "plain RRF, no hubness": {"conf.SEARCH_FUSION": "rrf", "conf.SEARCH_W_VECTOR": 1.0,

@@ -43,10 +43,12 @@ def evaluate(k: int = 5, weights: tuple[float, ...] = ()) -> dict:
                 out["default" if w is None else f"w{w}"] = _score(data, learners, k, search_memory)
             finally:
                 conf.SEARCH_W_VECTOR, conf.SEARCH_W_TEXT = default
-        from bench.bench_memory_longconv import PREVIOUS_RANKING, ranking
+        from bench.bench_memory_longconv import MIX_BEFORE, PREVIOUS_RANKING, ranking
 
-        with ranking({"conf.SEARCH_HUB_WEIGHT": 0.0}):  # "nohub": the search before hubness
-            out["nohub"] = _score(data, learners, k, search_memory)
+        with ranking({"conf.SEARCH_W_LENGTH": 0.0}):  # "no length prior"
+            out["no length prior"] = _score(data, learners, k, search_memory)
+        with ranking(MIX_BEFORE):  # the mix before the length prior replaced hubness
+            out["mix before"] = _score(data, learners, k, search_memory)
         with ranking(PREVIOUS_RANKING):  # the reciprocal-rank fusion the mix replaced
             out["rrf before"] = _score(data, learners, k, search_memory)
         return out

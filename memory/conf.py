@@ -75,21 +75,28 @@ CONTEXT_MAX_DAYS: int = settings.BLOOM_CONTEXT_MAX_DAYS
 CONTEXT_SUMMARY_MAX_CHARS = 1200
 
 # How a learner search scores its candidates (memory/ranking.py, memory/README.md "Ranking,
-# seventeenth round"): "mix" = 1 + SEARCH_W_VECTOR x (cosine - SEARCH_HUB_WEIGHT x hubness) +
-# SEARCH_W_TEXT x (BM25 / the query's BM25 ceiling); "rrf" = each side's weight / (RRF_K + rank).
+# seventeenth round" and "eighteenth round"): "mix" = 1 + SEARCH_W_VECTOR x (cosine - SEARCH_HUB_WEIGHT x hubness) +
+# SEARCH_W_TEXT x (BM25 / the query's BM25 ceiling) + SEARCH_W_LENGTH x the length prior;
+# "rrf" = each side's weight / (RRF_K + rank).
 # The mix 1 / 0.5 with hubness 0.5 was the one of four mixes that lost on neither long-conversation
 # set against the reciprocal-rank fusion it replaced (0.9 / 0.1, hubness 0.75): LoCoMo dev
-# recall@10 0.626 -> 0.682, the generated set 0.876 -> 0.877. Global (staff) search keeps "rrf":
+# recall@10 0.626 -> 0.682, the generated set 0.876 -> 0.877; the length prior in place of hubness
+# then 0.682 -> 0.714 and 0.879 -> 0.910. Global (staff) search keeps "rrf":
 # its text side is ts_rank_cd, which has no ceiling. 0 switches a side off (the ablation of
 # bench/bench_memory_longconv.py).
 SEARCH_FUSION = "mix"
 SEARCH_W_VECTOR = 1.0
 SEARCH_W_TEXT = 0.5
+# A prior on length (ranking.length_prior, README "Ranking, eighteenth round"): + SEARCH_W_LENGTH x
+# ln(the fact's words) / ln(the learner's average). It replaced hubness in the learner's search.
+SEARCH_W_LENGTH = 0.2
 # Hubness reduction (memory/hubness.py): a fact's vector score is its cosine to the query minus
 # SEARCH_HUB_WEIGHT x its hubness, the mean cosine to its SEARCH_HUB_K nearest other facts of the
-# learner (README "Hubness" for k; the weight was chosen with the mix, above).
+# learner (README "Hubness" for k). Off in the learner's search since the length prior (which lifts
+# the generated set as hubness did, without costing LoCoMo what hubness cost it); global search keeps
+# GLOBAL_HUB_WEIGHT, so hubness is still kept up to date for every fact.
 SEARCH_HUB_K = 3
-SEARCH_HUB_WEIGHT = 0.5
+SEARCH_HUB_WEIGHT = 0.0
 # Global (staff) search, reciprocal-rank fusion of the HNSW side and ts_rank_cd as it has been: not
 # measured against the mix (its text side has no ceiling), so not changed with it.
 GLOBAL_W_VECTOR = 0.9

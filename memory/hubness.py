@@ -7,7 +7,9 @@ linocut printing") is close to few. Plain cosine ranks such hubs above the facts
 about; this is the hubness problem of nearest-neighbour search in high dimensions. The remedy
 used here is the local scaling of CSLS (Conneau et al., 2018): a fact's vector score is its cosine
 to the query minus a weight times its hubness, the mean cosine to its k nearest other facts
-(memory.conf.SEARCH_HUB_K, SEARCH_HUB_WEIGHT).
+(memory.conf.SEARCH_HUB_K, SEARCH_HUB_WEIGHT). The learner's search no longer uses it (a prior on
+length does better on both long-conversation sets: memory/README.md "Ranking, eighteenth round");
+the global (staff) search does (GLOBAL_HUB_WEIGHT).
 
 Where it is computed (code, no model): at ingest, for each new fact, from the nearest facts the
 duplicate rules already fetch and the other facts of the same call (exact at that moment); for

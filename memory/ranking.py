@@ -14,6 +14,8 @@ mix of the two on fixed scales.
   every rare word of the query, near 0 for one sharing only a name: its scale is set by the
   definition, not by the scores a data set happens to produce (a text score normalised to the
   best match had made every weak match look like a full one).
+- A prior on length (`length_prior`): among facts a query is about as near to, the one that says
+  more. It replaced hubness in the learner's search (memory/README.md, "Ranking, eighteenth round").
 - Reciprocal-rank fusion (Cormack, Clarke and Büttcher, 2009; k = 60, their value), for global
   search: a fact's score is the sum over the sides of weight / (k + its rank there).
 
@@ -73,12 +75,25 @@ def bm25_ceiling(idf: dict[str, float], *, k1: float = BM25_K1) -> float:
     return sum(idf.values()) * (k1 + 1)
 
 
-def mixed_score(*, vector: float, text_share: float, w_vector: float, w_text: float) -> float:
-    """A fact's score before decay: 1 + w_vector x its vector score (cosine lowered by hubness) +
-    w_text x its text score as a share of the query's ceiling (0-1, `bm25_ceiling`). Both terms
-    are on scales fixed by their definition, not by a data set: a cosine, and how much of what the
-    query's words could score the fact holds. Never below 0, so decay (a factor) keeps its meaning."""
-    return max(0.0, 1.0 + w_vector * vector + w_text * text_share)
+def length_prior(length: int, average: float) -> float:
+    """How much a fact says, against the learner's average: ln(its words) / ln(the average), 0 for
+    a fact of one word, 1 for one of average length, 2 for one of the average squared. The words
+    are the distinct ones the text side indexes (stop words left out). A turn of small talk
+    ("Candles and board games?") sits near many questions for MiniLM while saying little; a prior
+    on length prefers, among facts the query is about as near to, the one that says more. The
+    average is floored at 2 words so that the ratio stays finite."""
+    return math.log(max(length, 1)) / math.log(max(average, 2.0))
+
+
+def mixed_score(*, vector: float, text_share: float, w_vector: float, w_text: float,
+                length: float = 0.0, w_length: float = 0.0) -> float:
+    """A fact's score before decay: 1 + w_vector x its vector score (cosine, lowered by hubness
+    where that weight is set) + w_text x its text score as a share of the query's ceiling (0-1,
+    `bm25_ceiling`) + w_length x its `length_prior`. Every term is on a scale fixed by its
+    definition, not by a data set: a cosine, how much of what the query's words could score the
+    fact holds, its length against the learner's average. Never below 0, so decay (a factor) keeps
+    its meaning."""
+    return max(0.0, 1.0 + w_vector * vector + w_text * text_share + w_length * length)
 
 
 def rrf(rank: int | None, *, k: int = RRF_K) -> float:

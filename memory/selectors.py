@@ -114,8 +114,8 @@ def search_memory(*, learner_id: int, query: str, limit: int = 10, touch: bool =
                   include_superseded: bool = False, query_embedding: list[float] | None = None,
                   public_refs: bool = False) -> list[dict[str, Any]]:
     """Hybrid search over one learner's facts (archived and cold ones included): the vector side
-    (cosine lowered by hubness, memory/hubness.py) and the text side (BM25 with the learner's term
-    statistics, as a share of the query's ceiling) mixed on fixed scales,
+    (cosine) and the text side (BM25 with the learner's term statistics, as a share of the query's
+    ceiling) mixed on fixed scales with a prior on the fact's length,
     × max(0.3, exp(-0.05·days since last access))
     (memory/ranking.py). Per-learner search is an
     exact scan of that learner's rows (measured faster than a filtered HNSW at this size, and exact).
@@ -174,7 +174,8 @@ def _json(value: Any) -> dict[str, Any]:
 
 
 def _hit(row: dict[str, Any], *, vector: float, text: float, decay: float, hubness: float, score: float,
-         vector_rank: int | None, text_rank: int | None, text_share: float | None = None) -> dict[str, Any]:
+         vector_rank: int | None, text_rank: int | None, text_share: float | None = None,
+         length_prior: float | None = None) -> dict[str, Any]:
     return {
         "fact_id": row["id"], "learner_id": row["learner_id"], "fact_type": row["fact_type"], "content": row["content"],
         "source": {"message_id": row["source_message_id"], "conversation_id": row["conversation_id"],
@@ -186,15 +187,17 @@ def _hit(row: dict[str, Any], *, vector: float, text: float, decay: float, hubne
         "external_id": row["external_id"], "metadata": _json(row["metadata"]), "score": round(score, 6),
         "parts": {"vector": round(vector, 6), "text": round(text, 6), "decay": round(decay, 6),
                   "hubness": round(hubness, 6), "vector_rank": vector_rank, "text_rank": text_rank,
-                  "text_share": None if text_share is None else round(text_share, 6)},
+                  "text_share": None if text_share is None else round(text_share, 6),
+                  "length_prior": None if length_prior is None else round(length_prior, 6)},
         **({"public": tuple(row[c] for c in _PUBLIC_COLUMNS)} if "pub_fact" in row else {}),
     }
 
 
 # One statement, one round trip (memory/ranking.py says why this ranking): the learner's rows read
-# once; the vector side, the facts nearest the query (cosine lowered by hubness); the text side,
-# the facts sharing a word with the query, by BM25 with the learner's own term statistics; the
-# two fused by reciprocal rank, times decay from last access; then every column a hit returns,
+# once; the vector side, the facts nearest the query (cosine; lowered by hubness in a global
+# search); the text side, the facts sharing a word with the query, by BM25 with the learner's own
+# term statistics; the two scored by the mix (per learner) or fused by reciprocal rank (global),
+# times decay from last access; then every column a hit returns,
 # for the page of hits only. Per learner the query vector comes from a CTE, which keeps the
 # planner off the HNSW index (an approximate index filtered by learner afterwards can return fewer
 # than k rows): it scans that learner's rows exactly, found through the learner index. The text
@@ -212,7 +215,7 @@ top AS (
         SELECT f.id, cand.vrk, cand.trk, cand.r,
                GREATEST(%(floor)s, EXP(-%(lam)s * GREATEST(0.0,
                    EXTRACT(EPOCH FROM (%(now)s::timestamptz - f.last_accessed_at)) / 86400.0))) AS decay,
-               {fused} AS fused, {share} AS share
+               {fused} AS fused, {share} AS share, {prior} AS prior
         FROM cand JOIN memory_fact f ON f.id = cand.id{mix_join}
     ) s
     ORDER BY score DESC, s.id DESC LIMIT %(limit)s
@@ -220,21 +223,25 @@ top AS (
 SELECT f.id, f.learner_id, f.fact_type, f.content, f.source_message_id, m.conversation_id, f.source_agent,
        f.created_at, f.last_accessed_at, f.tier, f.archived, f.surprise, f.confidence, f.occurred_at,
        f.external_id, f.metadata, GREATEST(0.0, 1 - (f.embedding <=> q.v)) AS vsim, f.hubness,
-       COALESCE(top.r, 0.0) AS tscore, top.vrk, top.trk, top.decay, top.score, top.share
+       COALESCE(top.r, 0.0) AS tscore, top.vrk, top.trk, top.decay, top.score, top.share, top.prior
 FROM top JOIN memory_fact f ON f.id = top.id CROSS JOIN q
 LEFT JOIN coaching_message m ON m.id = f.source_message_id
 ORDER BY score DESC, f.id DESC
 """
 # How the two sides' candidates are scored (memory/ranking.py). Per learner, a mix on fixed scales:
-# the cosine lowered by hubness, and BM25 as a share of the most the query's words could score
-# among the learner's facts (the `ceiling` CTE); globally, where the text side is ts_rank_cd and has
+# the cosine (lowered by hubness only where conf.SEARCH_HUB_WEIGHT is set: off, a bench variant),
+# BM25 as a share of the most the query's words could score among the learner's facts (the
+# `ceiling` CTE) and the length prior; globally, where the text side is ts_rank_cd and has
 # no such ceiling, reciprocal-rank fusion.
 _TEXT_SHARE = "COALESCE(cand.r, 0.0) / ceiling.m"
+# The length prior (ranking.length_prior): the fact's distinct words as the text side indexes them,
+# against the learner's average (the `stats` CTE of BM25).
+_LENGTH_PRIOR = "LN(GREATEST(length(f.content_tsv), 1)) / LN(GREATEST(stats.avgdl, 2.0))"
 # The vector score is computed again for the ~200 candidates from the fact's row: reading it from the
 # learner pass instead (1 - lf.d, a join on the materialised pass) was slower in the one bench run
 # that tried it (vector cached p95 13.1 ms against 7.9 for the old ranking in the same run).
 _FUSED_MIX = ("GREATEST(0.0, 1.0 + %(wv)s * (1.0 - (f.embedding <=> q.v) - %(hw)s * f.hubness)"
-              f" + %(wt)s * {_TEXT_SHARE})")
+              f" + %(wt)s * {_TEXT_SHARE} + %(wl)s * {_LENGTH_PRIOR})")
 _FUSED_RRF = "COALESCE(%(wv)s / (%(rrf_k)s + cand.vrk), 0.0) + COALESCE(%(wt)s / (%(rrf_k)s + cand.trk), 0.0)"
 # Per learner: one pass over the learner's rows (found through the learner index), each row's
 # vector distance computed as it is read, and the tsvector kept only of the rows that share a word
@@ -314,16 +321,18 @@ def hybrid_statement(*, learner_id: int | None, query: str, qvec: list[float], k
         params["who"] = speakers.like_patterns(who)
     where = ("f.learner_id = %(learner)s" if learner_id is not None else "TRUE") + current
     if learner_id is not None:
-        # The vector side ranks by cosine lowered by hubness (memory/hubness.py).
+        # The vector side ranks by cosine (lowered by hubness where conf.SEARCH_HUB_WEIGHT is set).
         sides = _LEARNER_PASS_CTE.format(dist="(f.embedding <=> q.v) + %(hw)s * f.hubness", where=where)
     else:
         # Globally the query vector must be a constant in ORDER BY for the HNSW index to serve it.
         sides = _GLOBAL_CTE.format(where=where)
     fusion, params["wv"], params["wt"], params["hw"] = ranking_for(learner=learner_id is not None)
+    params["wl"] = conf.SEARCH_W_LENGTH
     mixed = fusion == "mix"
     sql = _HYBRID_SQL.format(tsq=tsq, terms=term_list, sides=sides, fused=_FUSED_MIX if mixed else _FUSED_RRF,
                              share=_TEXT_SHARE if mixed else "NULL::float8",
-                             mix_join=" CROSS JOIN q CROSS JOIN ceiling" if mixed else "")
+                             prior=_LENGTH_PRIOR if mixed else "NULL::float8",
+                             mix_join=" CROSS JOIN q CROSS JOIN ceiling CROSS JOIN stats" if mixed else "")
     return (_PUBLIC_REFS_SQL.format(inner=sql) if public_refs else sql), params
 
 
@@ -366,7 +375,8 @@ def _pg_search(*, learner_id: int | None, query: str, qvec: list[float], k: int,
             rows = statements.fetch_dicts(sql, params, prepare=False)
     return [_hit(r, vector=float(r["vsim"]), text=float(r["tscore"]), decay=float(r["decay"]),
                  hubness=float(r["hubness"]), score=float(r["score"]), vector_rank=r["vrk"], text_rank=r["trk"],
-                 text_share=None if r["share"] is None else float(r["share"]))
+                 text_share=None if r["share"] is None else float(r["share"]),
+                 length_prior=None if r["prior"] is None else float(r["prior"]))
             for r in rows]
 
 
@@ -379,21 +389,23 @@ def ranking_for(*, learner: bool) -> tuple[str, float, float, float]:
 
 
 def fused_score(*, vector_rank: int | None, text_rank: int | None, vector: float = 0.0,
-                text_share: float | None = 0.0, learner: bool = True) -> float:
+                text_share: float | None = 0.0, length_prior: float | None = 0.0, learner: bool = True) -> float:
     """The score before decay, as the PostgreSQL statement computes it: with the mix (a learner's
-    search, conf.SEARCH_FUSION), from the fact's vector score (cosine lowered by hubness) and its
-    text score's share of the query's ceiling; with reciprocal-rank fusion, each side's weight over
-    (RRF_K + the fact's rank on that side), nothing from a side that did not return it."""
+    search, conf.SEARCH_FUSION), from the fact's vector score (cosine lowered by hubness where that
+    weight is set), its text score's share of the query's ceiling and its length prior; with
+    reciprocal-rank fusion, each side's weight over (RRF_K + the fact's rank on that side), nothing
+    from a side that did not return it."""
     fusion, w_vector, w_text, _ = ranking_for(learner=learner)
     if fusion == "mix":
-        return ranking.mixed_score(vector=vector, text_share=text_share or 0.0, w_vector=w_vector, w_text=w_text)
+        return ranking.mixed_score(vector=vector, text_share=text_share or 0.0, w_vector=w_vector, w_text=w_text,
+                                   length=length_prior or 0.0, w_length=conf.SEARCH_W_LENGTH)
     return w_vector * ranking.rrf(vector_rank) + w_text * ranking.rrf(text_rank)
 
 
 def _scan_search(*, learner_id: int | None, query: str, qvec: list[float], limit: int,
                  now: Any, include_superseded: bool = False, who: list[str] | None = None) -> list[dict[str, Any]]:
     """SQLite (embedded): the same ranking computed in Python over the learner's rows (an exact
-    scan): the vector side by cosine lowered by hubness, the text side by BM25 over the facts'
+    scan): the vector side by cosine (lowered by hubness where its weight is set), the text side by BM25 over the facts'
     words (memory/ranking.py; words as `_tokens` makes them, not stemmed as PostgreSQL's english
     configuration does, and a fact's length counts every word, not distinct ones), scored as the
     statement scores them (the mix per learner, reciprocal-rank fusion globally)."""
@@ -409,6 +421,8 @@ def _scan_search(*, learner_id: int | None, query: str, qvec: list[float], limit
     ceiling = ranking.bm25_ceiling(idf)
     for c, t in zip(candidates, text, strict=True):
         c["text"] = t
+    # The length prior counts distinct words, as PostgreSQL's tsvector does (here not stemmed).
+    average = sum(len(set(c["words"])) for c in candidates) / max(1, len(candidates))
     by_text = sorted((c for c in candidates if c["text"] > 0), key=lambda c: (-c["text"], -c["id"]))
     vranks = ranking.ranks([c["id"] for c in by_vector[:depth]])
     tranks = ranking.ranks([c["id"] for c in by_text[:depth]])
@@ -419,8 +433,9 @@ def _scan_search(*, learner_id: int | None, query: str, qvec: list[float], limit
         decay = rules.decay_score(c["last_accessed_at"], now)
         vr, tr = vranks.get(c["id"]), tranks.get(c["id"])
         c["share"] = (c["text"] / ceiling if ceiling > 0 else 0.0) if fusion == "mix" else None
-        fused = fused_score(vector_rank=vr, text_rank=tr, text_share=c["share"], learner=learner,
-                            vector=c["cosine"] - hub_weight * c["hubness"])
+        c["prior"] = ranking.length_prior(len(set(c["words"])), average) if fusion == "mix" else None
+        fused = fused_score(vector_rank=vr, text_rank=tr, text_share=c["share"], length_prior=c["prior"],
+                            learner=learner, vector=c["cosine"] - hub_weight * c["hubness"])
         ranked.append((fused * decay, decay, vr, tr, c))
     ranked.sort(key=lambda t: (-t[0], -t[4]["id"]))
     top = ranked[:limit]
@@ -429,7 +444,7 @@ def _scan_search(*, learner_id: int | None, query: str, qvec: list[float], limit
         "last_accessed_at", "tier", "archived", "surprise", "confidence", "occurred_at", "external_id", "metadata",
         conversation_id=F("source_message__conversation_id"))}
     return [_hit(meta[c["id"]], vector=max(0.0, c["cosine"]), text=c["text"], decay=decay, hubness=c["hubness"],
-                 score=score, vector_rank=vr, text_rank=tr, text_share=c["share"])
+                 score=score, vector_rank=vr, text_rank=tr, text_share=c["share"], length_prior=c["prior"])
             for score, decay, vr, tr, c in top if c["id"] in meta]
 
 

@@ -157,8 +157,9 @@ class SearchPartsSerializer(serializers.Serializer):
                                             "statistics; 0 when it shares no word with the query")
     decay = serializers.FloatField()
     hubness = serializers.FloatField(help_text=f"mean cosine of the fact to its {conf.SEARCH_HUB_K} nearest other "
-                                               f"facts of the learner; the vector side ranks by cosine - "
-                                               f"{conf.SEARCH_HUB_WEIGHT} x hubness")
+                                               f"facts of the learner; a learner's search subtracts "
+                                               f"{conf.SEARCH_HUB_WEIGHT} x hubness from the cosine, a global "
+                                               f"one {conf.GLOBAL_HUB_WEIGHT} x")
     vector_rank = serializers.IntegerField(allow_null=True, help_text="rank on the vector side (from 1); null when "
                                                                       "that side did not return the fact")
     text_rank = serializers.IntegerField(allow_null=True, help_text="rank on the text side (from 1); null when the "
@@ -167,6 +168,9 @@ class SearchPartsSerializer(serializers.Serializer):
     text_share = serializers.FloatField(allow_null=True, help_text="the text score as a share (0-1) of the most "
                                                                    "the query's words could score among the "
                                                                    "learner's facts; null in a global search")
+    length_prior = serializers.FloatField(allow_null=True, required=False,
+                                          help_text=f"ln(the fact's words) / ln(the learner's average), added x "
+                                                    f"{conf.SEARCH_W_LENGTH} to the score; null in a global search")
 
 
 class SearchHitSerializer(serializers.Serializer):

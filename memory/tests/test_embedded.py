@@ -27,6 +27,7 @@ def test_sqlite_ingest_search_and_context(learner):
     parts = hits[0]["parts"]
     assert parts["hubness"] > 0 and hits[0]["score"] == pytest.approx(selectors.fused_score(
         vector_rank=parts["vector_rank"], text_rank=parts["text_rank"], text_share=parts["text_share"],
+        length_prior=parts["length_prior"],
         vector=parts["vector"] - conf.SEARCH_HUB_WEIGHT * parts["hubness"]) * parts["decay"], abs=1e-5)
     assert "The learner prefers studying in the evening." in selectors.build_context(learner.pk)
     # Global (staff) search keeps its reciprocal-rank fusion, as the PostgreSQL statement does.

@@ -140,11 +140,12 @@ def test_migration_computes_the_hubness_of_existing_facts(learner):
     assert all(Fact.objects.filter(learner=learner).values_list("hubness", flat=True))
 
 
-def test_hubness_finds_more_inference_evidence_in_a_long_conversation(learner, monkeypatch):
+def test_the_length_prior_finds_more_inference_evidence_in_a_long_conversation(learner, monkeypatch):
     """One conversation of the long-conversation benchmark (~530 turns): its inference questions
     ("Is Maya a creative person?" / "My new obsession is linocut printing...") find more of their
-    evidence in the top 10 with hubness than with the plain cosine. The check that fails if
-    hubness is not stored, not read, or not subtracted."""
+    evidence in the top 10 with the length prior than without it (short turns of small talk sit
+    near every such question). Hubness did this before the length prior replaced it in the
+    learner's search; the check fails if the prior is not computed or not added."""
     conv = json.loads(LONGCONV.read_text())["conversations"][0]
     texts = [rules.clean_text(f"{t['speaker']}: {t['text']}") for t in conv["turns"]]
     vectors = embed(texts)
@@ -158,7 +159,7 @@ def test_hubness_finds_more_inference_evidence_in_a_long_conversation(learner, m
     questions = [q for q in conv["questions"] if q["category"] == "inference"]
 
     def found(weight: float) -> int:
-        monkeypatch.setattr(conf, "SEARCH_HUB_WEIGHT", weight)
+        monkeypatch.setattr(conf, "SEARCH_W_LENGTH", weight)
         hits = 0
         for q in questions:
             top = {by_hash.get(h) for h in Fact.objects.filter(pk__in=[
@@ -168,6 +169,6 @@ def test_hubness_finds_more_inference_evidence_in_a_long_conversation(learner, m
             hits += sum(1 for e in q["evidence"] if turn_text[e] in top)
         return hits
 
-    default = conf.SEARCH_HUB_WEIGHT
-    plain, with_hubness = found(0.0), found(default)
-    assert with_hubness > plain, (plain, with_hubness, len(questions))
+    default = conf.SEARCH_W_LENGTH
+    plain, with_prior = found(0.0), found(default)
+    assert with_prior > plain, (plain, with_prior, len(questions))

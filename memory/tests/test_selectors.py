@@ -61,11 +61,13 @@ def test_search_returns_passage_with_sources_and_counts_access(learner, make_lea
     assert top["content"] == "The learner gets distracted by their phone at home."
     assert top["source"] == {"message_id": msg.pk, "conversation_id": msg.conversation_id, "agent": ""}
     parts = top["parts"]
-    assert set(parts) == {"vector", "text", "decay", "hubness", "vector_rank", "text_rank", "text_share"}
+    assert set(parts) == {"vector", "text", "decay", "hubness", "vector_rank", "text_rank", "text_share",
+                          "length_prior"}
     assert parts["decay"] == pytest.approx(1.0, abs=1e-3)
     assert 0 < parts["text_share"] <= 1
     assert top["score"] == pytest.approx(selectors.fused_score(
         vector_rank=parts["vector_rank"], text_rank=parts["text_rank"], text_share=parts["text_share"],
+        length_prior=parts["length_prior"],
         vector=parts["vector"] - conf.SEARCH_HUB_WEIGHT * parts["hubness"]) * parts["decay"], abs=1e-5)
     assert all(r["learner_id"] == learner.pk for r in results)
     assert Fact.objects.get(pk=top["fact_id"]).access_count == 1
@@ -212,3 +214,41 @@ def test_a_stored_fact_has_the_exact_vector_and_only_a_query_may_be_int8(learner
         assert np.max(np.abs(query - exact)) > 1e-3 and cos >= minilm_onnx.QUERY_MIN_COSINE
     else:
         assert np.max(np.abs(query - exact)) <= 1e-4
+
+
+def test_the_length_prior_is_on_a_fixed_scale():
+    """ln(words) / ln(the learner's average): 0 for one word, 1 at the average, 2 at its square;
+    an average under two words is taken as two (finite)."""
+    from memory import ranking
+
+    assert ranking.length_prior(1, 9.0) == 0.0 and ranking.length_prior(0, 9.0) == 0.0
+    assert ranking.length_prior(9, 9.0) == pytest.approx(1.0)
+    assert ranking.length_prior(81, 9.0) == pytest.approx(2.0)
+    assert ranking.length_prior(4, 1.0) == pytest.approx(2.0)
+    assert ranking.mixed_score(vector=0.4, text_share=0.5, w_vector=1.0, w_text=0.5, length=1.5,
+                               w_length=0.2) == pytest.approx(1.95)
+
+
+def test_among_facts_about_as_near_the_one_that_says_more_ranks_first(learner, monkeypatch):
+    """A question about as near, for MiniLM, to a short turn that says nothing it asks ("Such cozy
+    nights!") as to a longer one that answers it: without the length prior the short one is first,
+    with it the longer one."""
+    from memory import conf
+    from memory.ingest import ingest_facts
+
+    ingest_facts(learner_id=learner.pk, items=[
+        {"fact_type": "insight", "content": "Maya: Such cozy nights!"},
+        {"fact_type": "insight", "content": "Maya: After dinner I curl up with a novel and a cup of chamomile "
+                                            "tea until I fall asleep."},
+        *({"fact_type": "insight", "content": f"Maya: The bus was {n} minutes late again this morning."}
+          for n in range(2, 8)),
+    ], source_agent="test", service="test")
+
+    def first(weight: float) -> str:
+        monkeypatch.setattr(conf, "SEARCH_W_LENGTH", weight)
+        hits = selectors.search_memory(learner_id=learner.pk, query="How does Maya wind down before bed?", limit=3,
+                                       touch=False)
+        return hits[0]["content"]
+
+    assert first(0.0) == "Maya: Such cozy nights!"
+    assert first(0.2).startswith("Maya: After dinner")

@@ -124,7 +124,8 @@ def test_hybrid_is_one_query_and_its_parts_add_up(learner):
         assert h["parts"]["hubness"] == pytest.approx(fact.hubness, abs=1e-6)
         assert h["score"] == pytest.approx(selectors.fused_score(
             vector_rank=h["parts"]["vector_rank"], text_rank=h["parts"]["text_rank"],
-            vector=cos - conf.SEARCH_HUB_WEIGHT * fact.hubness, text_share=h["parts"]["text_share"])
+            vector=cos - conf.SEARCH_HUB_WEIGHT * fact.hubness, text_share=h["parts"]["text_share"],
+            length_prior=h["parts"]["length_prior"])
             * h["parts"]["decay"], abs=1e-5)
         assert h["parts"]["text"] >= 0.0 and (h["parts"]["text"] > 0) == (h["parts"]["text_rank"] is not None)
     assert sorted(h["parts"]["vector_rank"] for h in hits) == [1, 2, 3]  # every fact is a vector candidate
