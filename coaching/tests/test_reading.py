@@ -782,7 +782,7 @@ def test_after_onboarding_each_proposed_act_can_carry_only_its_own_quotes(fake_m
     request = [r for r in fake_model.requests if r.model == "reader"][-1]
     keys = {tuple(b["properties"]["act"]["enum"]): set(b["properties"]) - {"act", "lang"}
             for b in request.schema["anyOf"]}
-    assert keys[("report",)] == {"session"} and keys[("cancel",)] == {"session"}
+    assert keys[("report",)] == set() and keys[("cancel",)] == {"session"}  # a report's session: code's
     assert keys[("move",)] == {"session", "target"}
     assert keys[("question", "undo", "small_talk", "other")] == set()
 
@@ -844,3 +844,15 @@ def test_a_proposed_move_finds_its_session_in_the_words_outside_where_it_goes():
     text = "hm could we shift thursday's to saturday, same time?"
     reading = settle(Proposal("move", {"session": "thursday's one", "target": "saturday, same time"}), text, ctx)
     assert reading.get("session") == "7" and reading.get("days") == ("sat",), reading
+
+
+@pytest.mark.parametrize("plan,line", [
+    ((TUESDAY_PAST,), "Coach is waiting to hear how the Tue 07:00 session went."),
+    ((THURSDAY,), "Coach asked: nothing pending."),
+])
+def test_the_one_session_due_a_report_is_what_the_reader_is_told_the_coach_waits_for(plan, line):
+    from coaching.turn.reading.proposer import _situation
+
+    assert _situation(at("done", plan=plan)).splitlines()[0] == line
+    asked = "How did your session (Tue 07:00) go — did you do it or skip it?"
+    assert _situation(at("done", plan=plan, asked=asked)).splitlines()[0] == f"Coach asked: {asked}"

@@ -79,7 +79,10 @@ _EXAMPLES = (
 # where to, and so on. The schema offers one branch per act, so once the act is decoded the model can
 # only fill that act's keys: a "report" cannot carry a move's target copied from an example.
 _SLOTS_OF_ACT = {
-    REPORT: ("session",),
+    # A report carries no quote: code reads its session from the words or takes the only one due,
+    # and its outcome from the words. A quoted session changed no reading of the labelled set and
+    # made the reports' proposals longer to decode (docs/coach-quality.md, "Thirteenth run").
+    REPORT: (),
     MOVE: ("session", "target"),
     CANCEL: ("session",),
     PLAN: ("target", "minutes", "hours", "time_of_day"),
@@ -127,6 +130,10 @@ def _situation(ctx: ReadContext) -> str:
         lines.append("Coach offered: " + "; ".join(f"{o['label']}: {o.get('summary', '')}" for o in ctx.options))
     elif ctx.asked:
         lines.append(f"Coach asked: {ctx.asked}")
+    elif len(due := [s for s in ctx.plan if s.past and s.status == "planned"]) == 1:
+        # The one session over and not reported is what the check-in will ask about: said as what
+        # the coach waits to hear, the 0.5B reads "fiz a sessão de hoje" as the report it is.
+        lines.append(f"Coach is waiting to hear how the {due[0].start:%a %H:%M} session went.")
     else:
         lines.append("Coach asked: nothing pending.")
     if ctx.plan:
