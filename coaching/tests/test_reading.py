@@ -856,3 +856,14 @@ def test_the_one_session_due_a_report_is_what_the_reader_is_told_the_coach_waits
     assert _situation(at("done", plan=plan)).splitlines()[0] == line
     asked = "How did your session (Tue 07:00) go — did you do it or skip it?"
     assert _situation(at("done", plan=plan, asked=asked)).splitlines()[0] == f"Coach asked: {asked}"
+
+
+@pytest.mark.parametrize("text,outcome", [("no, didn't get to it", "skipped"), ("nope, skipped it", "skipped"),
+                                          ("no", None), ("no, I did it", None)])
+def test_a_no_to_an_offered_outcome_that_says_the_other_is_a_report_of_it(text, outcome):
+    offered = {"label": "A", "kind": "report", "session_id": 3, "outcome": "completed", "summary": "Tue 07:00"}
+    reading = read_by_rules(text, at("done", plan=(TUESDAY_PAST,), options=(offered,), pending_kind="report"))
+    if outcome is None:
+        assert reading.act == "answer" and reading.get("option") == "none", reading
+    else:
+        assert reading.act == "report" and reading.get("outcome") == outcome and reading.get("session") == "3"

@@ -564,18 +564,25 @@ def test_a_report_only_the_model_read_is_offered_and_logged_on_a_yes(api, say_fo
     assert list(CheckIn.objects.values_list("session_id", "outcome")) == [(session.pk, "completed")]
 
 
-def test_the_reader_is_shown_the_question_the_coach_asked_last(api, say_for, fake_model):
-    """After the check-in asks how a session went, a reply the rules cannot read ("sim, fiz 90
-    minutos") is proposed with that question in view, not as if nothing were pending; the report it
-    proposes is asked about before it is logged."""
-    from coaching.models import CheckIn
+def _a_session_due(api, say_for):
+    """An onboarded learner with one session over and not reported: (the session, how the coach
+    names it, a `say` for the learner)."""
     from coaching.tests.test_gate_and_intent_flow import _past_session
 
     client, _ = api
     learner = onboarded_learner(client)
     session = _past_session(learner, hours_ago=3)
     shown = session.planned_start.astimezone(services.learner_tz(learner)).strftime("%a %H:%M")
-    say = say_for(learner.research_id)
+    return session, shown, say_for(learner.research_id)
+
+
+def test_the_reader_is_shown_the_question_the_coach_asked_last(api, say_for, fake_model):
+    """After the check-in asks how a session went, a reply the rules cannot read ("sim, fiz 90
+    minutos") is proposed with that question in view, not as if nothing were pending; the report it
+    proposes is asked about before it is logged."""
+    from coaching.models import CheckIn
+
+    _, shown, say = _a_session_due(api, say_for)
     fake_model.push_to("reader", json.dumps({"act": "other"}))
     asked = f"How did your session ({shown}) go — did you do it or skip it?"
     assert say("oi, tudo bem? semana corrida por aqui").endswith(asked)
@@ -584,3 +591,17 @@ def test_the_reader_is_shown_the_question_the_coach_asked_last(api, say_for, fak
     shown_to_model = [r for r in fake_model.requests if r.model == "reader"][-1].messages[-1]["content"]
     assert f"Coach asked: {asked}" in shown_to_model, shown_to_model
     assert not CheckIn.objects.exists()
+
+
+def test_a_no_to_the_outcome_offered_that_reports_the_other_logs_the_other(api, say_for, fake_model):
+    """"Shall I log your session as done?" — "no, didn't get to it": the no declines "done" and the
+    rest of the message reports a skip of the same session, which is logged (read by the rules from
+    the learner's words, as a skip said first would be). A plain "no" still logs nothing."""
+    from coaching.models import CheckIn
+
+    session, shown, say = _a_session_due(api, say_for)
+    fake_model.push_to("reader", json.dumps({"act": "report"}))
+    assert say("ugh work was crazy today") == f"Shall I log your {shown} session as done? Say “yes” and I will."
+    reply = say("no, didn't get to it")
+    assert f"Logged: your {shown} session as skipped." in reply, reply
+    assert list(CheckIn.objects.values_list("session_id", "outcome")) == [(session.pk, "skipped")]
