@@ -151,7 +151,7 @@ class Score:
             if slot in values:
                 right, total = self.slots.get(slot, (0, 0))
                 self.slots[slot] = (right + same(slot, reading.get(slot), values[slot]), total + 1)
-        told = reading.get("lang") if reading.has("lang") else None
+        told = reading.get("lang")
         if "lang" in values:
             self.languages_labelled += 1
             self.languages_right += told == values["lang"]

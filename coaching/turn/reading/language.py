@@ -34,6 +34,9 @@ def _identifier():
     return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
 
 
+# The rules, the settling of a proposal and the reader each ask about the same message: it is
+# identified once.
+@functools.lru_cache(maxsize=256)
 def language_of(text: str) -> str | None:
     """The message's language as an ISO 639-1 code, "en" unless another is clearly more likely, or
     None when it is too short to tell ("ok", "la b", "hola!")."""

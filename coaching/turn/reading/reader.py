@@ -53,8 +53,7 @@ def _reply_to_choice(reading: Reading, rules: Reading, ctx: ReadContext) -> Read
     asks which, instead of talking past the choice it offered."""
     unplaced = reading.act == OTHER and rules.act == OTHER and not rules.settled
     if ctx.options and ctx.step == OnboardingStep.DONE and unplaced:
-        return replace(reading, act=ANSWER, values={k: v for k, v in reading.values.items()
-                                                    if k in ("concern", "lang")},
+        return replace(reading, act=ANSWER, values={k: v for k, v in reading.values.items() if k == "concern"},
                        settled=True, cue=f"{reading.cue}; a reply to the choice pending that picks none")
     return reading
 
@@ -64,7 +63,7 @@ def _combine(rules: Reading, proposed: Reading, text: str) -> Reading:
     (the specialist then asks instead of writing). The proposal does not overrule what code knows
     of the act: an answer the onboarding gate took stays an answer (only its values were in doubt),
     and a message that asks is not made a request for new sessions, nor (in one sentence) a report."""
-    usable = {k: v for k, v in proposed.values.items() if k not in ("lang", "concern", "about", "gloss")}
+    usable = {k: v for k, v in proposed.values.items() if k not in ("concern", "about", "gloss")}
     overrules = ((rules.act == ANSWER and rules.gate is not None and rules.gate.accepted and proposed.act != ANSWER)
                  or (proposed.act == PLAN and asks(text))
                  or (proposed.act == REPORT and asks(text) and len(sentences(text)) == 1))
@@ -77,7 +76,7 @@ def _combine(rules: Reading, proposed: Reading, text: str) -> Reading:
             values = {**kept, **proposed.values}
         return replace(proposed, values=values, source="rules+model", settled=True,
                        cue=f"{proposed.cue}; rules: {rules.cue}", model_ms=proposed.model_ms)
-    # A goal to say back is kept as its gloss, with the language it was said in: the coach asks about it.
-    gloss = {k: v for k, v in proposed.values.items() if k in ("gloss", "lang")}
+    # A goal to say back is kept as its gloss: the coach asks about it (`read` adds the language).
+    gloss = {k: v for k, v in proposed.values.items() if k == "gloss"}
     return replace(rules, values={**rules.values, **gloss}, settled=False, rejected=proposed.rejected,
                    model_ms=proposed.model_ms, cue=f"{rules.cue}; model proposed {proposed.act} without usable values")
