@@ -859,7 +859,7 @@ def test_the_one_session_due_a_report_is_what_the_reader_is_told_the_coach_waits
 
 
 @pytest.mark.parametrize("text,outcome", [("no, didn't get to it", "skipped"), ("nope, skipped it", "skipped"),
-                                          ("no", None), ("no, I did it", None)])
+                                          ("no", None), ("no, I did it", None), ("yes, skipped it", "skipped")])
 def test_a_no_to_an_offered_outcome_that_says_the_other_is_a_report_of_it(text, outcome):
     offered = {"label": "A", "kind": "report", "session_id": 3, "outcome": "completed", "summary": "Tue 07:00"}
     reading = read_by_rules(text, at("done", plan=(TUESDAY_PAST,), options=(offered,), pending_kind="report"))
@@ -867,3 +867,10 @@ def test_a_no_to_an_offered_outcome_that_says_the_other_is_a_report_of_it(text, 
         assert reading.act == "answer" and reading.get("option") == "none", reading
     else:
         assert reading.act == "report" and reading.get("outcome") == outcome and reading.get("session") == "3"
+
+
+@pytest.mark.parametrize("text", ["yes", "yep did it", "sure"])
+def test_a_yes_to_an_offered_outcome_that_says_no_other_picks_it(text):
+    offered = {"label": "A", "kind": "report", "session_id": 3, "outcome": "completed", "summary": "Tue 07:00"}
+    reading = read_by_rules(text, at("done", plan=(TUESDAY_PAST,), options=(offered,), pending_kind="report"))
+    assert reading.act == "answer" and reading.get("option") == "A", reading

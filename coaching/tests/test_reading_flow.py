@@ -605,3 +605,15 @@ def test_a_no_to_the_outcome_offered_that_reports_the_other_logs_the_other(api, 
     reply = say("no, didn't get to it")
     assert f"Logged: your {shown} session as skipped." in reply, reply
     assert list(CheckIn.objects.values_list("session_id", "outcome")) == [(session.pk, "skipped")]
+
+
+def test_a_yes_to_the_outcome_offered_that_reports_the_other_logs_the_other(api, say_for, fake_model):
+    """"Shall I log your session as done?" — "yes, skipped it": the words report a skip; logging
+    the "done" the yes seemed to accept would write what the learner did not say."""
+    from coaching.models import CheckIn
+
+    session, shown, say = _a_session_due(api, say_for)
+    fake_model.push_to("reader", json.dumps({"act": "report"}))
+    assert say("ugh work was crazy today") == f"Shall I log your {shown} session as done? Say “yes” and I will."
+    assert f"Logged: your {shown} session as skipped." in say("yes, skipped it")
+    assert list(CheckIn.objects.values_list("session_id", "outcome")) == [(session.pk, "skipped")]

@@ -150,15 +150,15 @@ def _option_pick(text: str, ctx: ReadContext) -> Reading | None:
     labels = [o["label"] for o in ctx.options]
     norm = normalise(text)
     short = len(norm.split()) <= 6
+    offered = ctx.options[0] if ctx.pending_kind == "report" and len(ctx.options) == 1 else None
+    said = intents.parse_intent(text) if offered else None
+    if said and said.kind == intents.REPORT and said.outcome and said.outcome != offered.get("outcome"):
+        # "Shall I log it as done?" — "no, didn't get to it", "yes, skipped it": the words report the
+        # other outcome of the session offered, whatever the yes or no in front of them says.
+        return Reading(REPORT, {"outcome": _v(said.outcome, said.cue or text),
+                                "session": _v(str(offered["session_id"]), text)},
+                       cue=f"the reply to the outcome offered says {said.outcome}")
     if short and says_no(text) and not intents.pick_choice(text, labels):
-        said = intents.parse_intent(text)
-        offered = ctx.options[0] if ctx.pending_kind == "report" and len(ctx.options) == 1 else None
-        if offered and said.kind == intents.REPORT and said.outcome and said.outcome != offered.get("outcome"):
-            # "Shall I log it as done?" — "no, didn't get to it": the no declines the outcome offered
-            # and the rest reports the other one, of the same session.
-            return Reading(REPORT, {"outcome": _v(said.outcome, said.cue or text),
-                                    "session": _v(str(offered["session_id"]), text)},
-                           cue=f"declined the outcome offered and said {said.outcome}")
         return Reading(ANSWER, {"option": _v("none", text)}, cue="declined the options")
     index = intents.pick_choice(text, labels, [_option_days(o) for o in ctx.options], _days_picked(text))
     if index is None:
