@@ -624,11 +624,6 @@ def session_named(text: str, ctx: ReadContext) -> Value | None:
     return _v(fits[0].ref, text) if len(fits) == 1 else None
 
 
-def reportable(ctx: ReadContext) -> list[SessionRef]:
-    """The sessions a report can be about: over, and not reported yet (planned or missed)."""
-    return [s for s in ctx.plan if s.past and s.status in ("planned", "missed")]
-
-
 def report_reading(text: str, ctx: ReadContext, intent) -> Reading:
     norm = re.sub(r"\s+", " ", text.strip().lower().replace("’", "'"))
     if intents.said_done(norm) and intents.said_skipped(norm):
@@ -637,12 +632,12 @@ def report_reading(text: str, ctx: ReadContext, intent) -> Reading:
     values: dict[str, Value] = {"outcome": _v(intent.outcome, intent.cue)}
     days = days_in(norm, ctx)
     if len(days) > 1:
-        fits = [[s for s in reportable(ctx) if s.day == d] for d in days]
+        fits = [[s for s in ctx.reportable() if s.day == d] for d in days]
         if all(len(f) == 1 for f in fits):
             values["sessions"] = _v(tuple(f[0].ref for f in fits), text)
         return Reading(REPORT, {**values, **_concern(text)}, cue=f"reports {len(days)} days' sessions")
     if ctx.today is not None and ctx.plan:
-        newest_first = sorted(reportable(ctx), key=lambda s: s.start, reverse=True)
+        newest_first = sorted(ctx.reportable(), key=lambda s: s.start, reverse=True)
         tz = newest_first[0].start.tzinfo if newest_first else None
         targets, ambiguous = intents.report_targets(intent, newest_first, tz=tz, today=ctx.today)
         if len(targets) == 1 and not ambiguous:

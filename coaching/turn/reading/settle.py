@@ -21,7 +21,6 @@ from coaching.turn.reading.rules import (
     days_in,
     goal_stands,
     report_reading,
-    reportable,
     requests_plan,
     sentences,
     session_named,
@@ -321,7 +320,7 @@ def _settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
         said = intents.Intent(REPORT, outcome=outcome, reference=reference, weekday=weekday, count=count, cue=text)
         found = report_reading(text, ctx, said).values
         quoted = values.pop("session", None)  # the session the model quoted, settled above
-        if not reportable(ctx):
+        if not ctx.reportable():
             # Nothing is due a report: the model's guess ("had my first conversation in Portuguese
             # today") has no session to point at, and news is not a check-in.
             why.append("outcome: no session is due a report")

@@ -75,6 +75,10 @@ class ReadContext:
     rejected_in_row: int = 0  # answers the gate rejected in a row at this step
     undoable: bool = False  # the previous turn wrote something "undo" can take back
 
+    def reportable(self) -> list[SessionRef]:
+        """The sessions a report can be about: over, and not reported yet (planned or missed)."""
+        return [s for s in self.plan if s.past and s.status in ("planned", "missed")]
+
     def holds(self, slot: str, value: Any) -> bool:
         """The learner's profile already holds this value of a profile slot a message can change
         (the best time, the weekly hours), as the onboarding answers read it."""
