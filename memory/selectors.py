@@ -422,7 +422,9 @@ def _scan_search(*, learner_id: int | None, query: str, qvec: list[float], limit
     for c, t in zip(candidates, text, strict=True):
         c["text"] = t
     # The length prior counts distinct words, as PostgreSQL's tsvector does (here not stemmed).
-    average = sum(len(set(c["words"])) for c in candidates) / max(1, len(candidates))
+    for c in candidates:
+        c["length"] = len(set(c["words"]))
+    average = sum(c["length"] for c in candidates) / max(1, len(candidates))
     by_text = sorted((c for c in candidates if c["text"] > 0), key=lambda c: (-c["text"], -c["id"]))
     vranks = ranking.ranks([c["id"] for c in by_vector[:depth]])
     tranks = ranking.ranks([c["id"] for c in by_text[:depth]])
@@ -433,7 +435,7 @@ def _scan_search(*, learner_id: int | None, query: str, qvec: list[float], limit
         decay = rules.decay_score(c["last_accessed_at"], now)
         vr, tr = vranks.get(c["id"]), tranks.get(c["id"])
         c["share"] = (c["text"] / ceiling if ceiling > 0 else 0.0) if fusion == "mix" else None
-        c["prior"] = ranking.length_prior(len(set(c["words"])), average) if fusion == "mix" else None
+        c["prior"] = ranking.length_prior(c["length"], average) if fusion == "mix" else None
         fused = fused_score(vector_rank=vr, text_rank=tr, text_share=c["share"], length_prior=c["prior"],
                             learner=learner, vector=c["cosine"] - hub_weight * c["hubness"])
         ranked.append((fused * decay, decay, vr, tr, c))
