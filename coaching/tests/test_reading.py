@@ -874,3 +874,14 @@ def test_a_yes_to_an_offered_outcome_that_says_no_other_picks_it(text):
     offered = {"label": "A", "kind": "report", "session_id": 3, "outcome": "completed", "summary": "Tue 07:00"}
     reading = read_by_rules(text, at("done", plan=(TUESDAY_PAST,), options=(offered,), pending_kind="report"))
     assert reading.act == "answer" and reading.get("option") == "A", reading
+
+
+@pytest.mark.parametrize(("text", "minutes"), [("make the first one 40 min instead", 40), ("B, half an hour each", 30),
+                                               ("option a, 90 minutes", 90), ("A but only 2 hours a week", None),
+                                               ("the first one please", None), ("A but at 8pm instead", None)])
+def test_a_length_said_with_a_pick_is_the_sittings_length(text, minutes):
+    """The options offer sittings: a length said with the pick is a sitting's; a week's total or a
+    bare number is not."""
+    reading = read_by_rules(text, at("done", pending_kind="plan", options=_OPTIONS))
+    assert reading.act == "answer" and reading.has("option"), reading
+    assert reading.get("session_minutes") == minutes, reading

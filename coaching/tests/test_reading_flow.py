@@ -158,6 +158,23 @@ def test_an_option_picked_with_another_hour_is_scheduled_at_that_hour(api, say_f
     assert "(Thu at 20:00)" in reply and "19:00" not in reply, reply  # said as it was scheduled
 
 
+@pytest.mark.parametrize("pick", ["make the first one 40 min instead", "A, but 40 minutes each"])
+def test_an_option_picked_with_another_length_is_offered_at_that_length_and_scheduled_on_yes(api, say_for, pick):
+    """The length named with the pick is kept: nothing is scheduled at the option's own length, the
+    option comes back at the length named, and a yes schedules it so."""
+    client, _ = api
+    learner = onboarded_learner(client)
+    say = say_for(learner.research_id)
+    reply = say("Schedule a 60 minute practice on Thursday and one on Saturday")
+    assert "of 60 min" in reply and "Option A" in reply, reply
+    reply = say(pick)
+    assert not PlannedSession.objects.filter(plan__learner=learner).exists(), reply
+    assert "of 40 min" in reply and "60 min" not in reply and "Shall I schedule" in reply, reply
+    reply = say("yes")
+    sessions = PlannedSession.objects.filter(plan__learner=learner)
+    assert sessions.exists() and {s.duration_minutes for s in sessions} == {40}, reply
+
+
 @pytest.mark.parametrize("text", ["hii", "skip the questions, just give me a study plan right now",
                                   "I keep failing at Japanese, what should I do"])
 def test_a_greeting_a_request_or_a_question_is_never_stored_as_the_goal(api, say_for, text):

@@ -85,6 +85,9 @@ def _option_answer(run: Run, options: list[dict]) -> tuple[str, str]:
     if chosen.get("kind") == "cancel":
         session = next((s for s in sessions_upcoming(learner=run.learner) if s.pk == chosen["session_id"]), None)
         return "", _cancel_session(run, session) if session else "That session is no longer in your plan."
+    if (run.reading.has("session_minutes") and chosen.get("sessions")
+            and any(s["minutes"] != run.reading.get("session_minutes") for s in chosen["sessions"])):
+        return "", _offer_at_length(run, chosen, int(run.reading.get("session_minutes")))
     if run.reading.has("time") and chosen.get("sessions"):
         # "A but at 8pm instead": the option's sessions at the hour the learner named.
         hour, minute = (int(part) for part in run.reading.get("time").split(":"))
@@ -101,6 +104,16 @@ def _option_answer(run: Run, options: list[dict]) -> tuple[str, str]:
                   "Nice choice — that's a plan you can keep.", run.profile.goal_category,
                   extra_check=_schedule_talk_findings, max_sentences=2)
     return _planner_words(run, text), confirmation
+
+
+def _offer_at_length(run: Run, chosen: dict, minutes: int) -> str:
+    """The option picked with another length ("the first one, 40 min instead") is offered again at
+    that length, not scheduled: the words may mean every session or only one, and nothing is
+    scheduled that the learner did not accept as it will be."""
+    relength = {**chosen, "label": "A", "summary": re.sub(r"\b\d+ min\b", f"{minutes} min", chosen["summary"]),
+                "sessions": [{**s, "minutes": minutes} for s in chosen["sessions"]]}
+    run.offered_options = [relength]
+    return f"At {minutes} min a session: {relength['summary']}. Shall I schedule that? Say “yes” and I will."
 
 
 def _target(reading) -> dict:

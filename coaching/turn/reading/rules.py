@@ -23,6 +23,7 @@ from coaching.onboarding.values import (
     parse_best_time,
     parse_confidence,
     parse_hours,
+    said_with_unit,
     session_minutes,
 )
 from coaching.turn.reading import intent as intents
@@ -178,9 +179,23 @@ def _option_pick(text: str, ctx: ReadContext) -> Reading | None:
         return Reading(ANSWER, cue="yes to several options", settled=True)
     if only_yes and not short:
         return None  # "yes, but can we do mornings instead": more than a pick
-    # "A but at 8pm instead": the pick and the hour said with it.
+    # "A but at 8pm instead", "the first one, 40 min": the pick and the hour or the length said with it.
     said = {k: v for k, v in time_values(text).items() if k == "time"}
+    if (minutes := _length_with_pick(text)) is not None:
+        said["session_minutes"] = _v(minutes, text)
     return Reading(ANSWER, {"option": _v(labels[index], text), **said}, cue=f"picked option {labels[index]}")
+
+
+def _length_with_pick(text: str) -> int | None:
+    """A length said with the pick of an offered option is a sitting's ("the first one, 40 min
+    instead", "B, half an hour each"): the options offer sittings. Not a week's total ("A, but only
+    2 hours a week") nor a bare number ("the first one")."""
+    if minutes := sitting_minutes(text):
+        return minutes
+    if not said_with_unit(text) or amount_period(text) == "week" or (hours := parse_hours(text)) is None:
+        return None
+    minutes = round(float(hours) * 60)
+    return minutes if 10 <= minutes <= 180 else None
 
 
 def _option_days(option: dict) -> frozenset[int]:
