@@ -885,3 +885,17 @@ def test_a_length_said_with_a_pick_is_the_sittings_length(text, minutes):
     reading = read_by_rules(text, at("done", pending_kind="plan", options=_OPTIONS))
     assert reading.act == "answer" and reading.has("option"), reading
     assert reading.get("session_minutes") == minutes, reading
+
+
+@pytest.mark.parametrize(("text", "act"), [("hmm actually can we make thursday's a morning one?", "move"),
+                                           ("can thursday be in the morning instead?", "move"),
+                                           ("mornings suit me better now", "change"),
+                                           ("saturday mornings suit me better now", "change")])
+def test_a_time_of_day_for_a_session_named_by_its_day_moves_that_session(text, act):
+    """A change of the time of day proposed for words that name a planned session by its day is a
+    move of that session (asked before it is made); with no day named, or a day with no session, it
+    stays a change of the profile's best time."""
+    reading = settle(Proposal("change", {"time_of_day": "morning" if "morning " in text else "mornings"}), text,
+                     at("done", plan=(THURSDAY,)))
+    assert reading.act == act and reading.get("time_of_day") == "morning", reading
+    assert reading.get("session") == ("7" if act == "move" else None), reading

@@ -516,6 +516,24 @@ def test_a_move_only_the_model_read_is_offered_and_made_on_a_yes(api, say_for, f
     assert PlannedSession.objects.filter(plan__learner=learner).count() == 1
 
 
+def test_a_time_of_day_asked_for_one_named_session_moves_it_and_leaves_the_best_time(api, say_for, fake_model):
+    """"can we make thursday's a morning one?" proposed as a change of the best time offered to change
+    the profile; it names the Thursday session: the coach offers to move that session, the profile's
+    best time stays as it is."""
+    client, _ = api
+    learner = onboarded_learner(client)
+    thursday = services.session_schedule(learner=learner, start=_next_weekday(3, 19, learner), duration_minutes=45)
+    best_time = LearnerProfile.objects.get(learner=learner).best_time
+    say = say_for(learner.research_id)
+    fake_model.push_to("reader", json.dumps({"act": "change", "time_of_day": "morning", "lang": "en"}))
+    reply = say("hmm actually can we make thursday's a morning one?")
+    assert reply.startswith("Shall I move your Thu 19:00 session to Thu 08:00?"), reply
+    assert say("yes").startswith("Moved: your Thu 19:00 session is now Thu 08:00 (45 min)."), reply
+    assert PlannedSession.objects.get(pk=thursday.pk).planned_start.astimezone(
+        services.learner_tz(learner)).strftime("%a %H:%M") == "Thu 08:00"
+    assert LearnerProfile.objects.get(learner=learner).best_time == best_time
+
+
 def test_a_cancel_only_the_model_read_is_offered_and_made_on_a_yes(api, say_for, fake_model):
     """"I cancelled my gym membership, money is tight" proposed as a cancel of the only planned
     session: code asks, and cancels only on a yes."""

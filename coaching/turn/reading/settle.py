@@ -153,6 +153,13 @@ def _session_meant(values: dict[str, Value], text: str, ctx: ReadContext) -> Ses
     return next((s for s in ctx.plan if s.ref == ref), None)
 
 
+def _one_session_by_day(text: str, ctx: ReadContext) -> SessionRef | None:
+    """The one session still to come on the one day the words name, or None."""
+    days = days_in(text, ctx)
+    on_day = [s for s in ctx.plan if s.status == "planned" and not s.past and s.day in days]
+    return on_day[0] if len(days) == 1 and len(on_day) == 1 else None
+
+
 # Acts a proposal may name during onboarding other than an answer. A small model often names one of
 # them for a plain answer while quoting the answer itself right; code then decides the act (`settle`).
 _NOT_AN_ANSWER = (QUESTION, PLAN, REPORT, MOVE, CANCEL)
@@ -293,6 +300,12 @@ def _settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
             # A preference said again ("I prefer studying in the evening", the evening already
             # stored) changes nothing: it is a statement like any other, read and remembered.
             act = OTHER
+    if act == CHANGE and set(values) == {"time_of_day"} and (session := _one_session_by_day(text, ctx)):
+        # A time of day for a session the words name by its day ("can we make tuesday's a morning
+        # one?") moves that session: the profile's best time is the learner's in general, not one
+        # day's. The move is asked about before it is made (a model's reading).
+        act = MOVE
+        put("session", session.ref, text, 0)
     if act == MOVE and target_refused and "days" not in values and "time" not in values:
         # The model's "to where" was refused (not the learner's words: it translated them), but the
         # words name the session's day and one other: that other day is where it goes, at the time
