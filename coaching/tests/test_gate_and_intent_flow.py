@@ -213,13 +213,25 @@ def test_ambiguous_report_asks_which_session_then_the_second_one_logs_it(chat, a
     older, newer = _past_session(learner, hours_ago=50), _past_session(learner, hours_ago=3)
     say = _conversation_for(http, learner)
     reply = say("I skipped it, too tired")
-    assert not CheckIn.objects.exists() and reply.startswith("Which session skipped you mean")
+    assert not CheckIn.objects.exists() and reply.startswith("Which session did you skip — A:")
     reply = say("the second one")
     checkin = CheckIn.objects.get()
     assert checkin.session_id == older.id and checkin.outcome == "skipped"  # choices are newest first
     assert "Logged: your" in reply and "as skipped" in reply
     newer.refresh_from_db()
     assert newer.status == SessionStatus.PLANNED
+
+
+@pytest.mark.parametrize("yes", ["yes", "sí"])
+def test_a_bare_yes_to_which_session_was_skipped_logs_nothing_and_asks_again(chat, api, yes):
+    """"Which session did you skip — A … or B …?" names no default: a yes picks neither."""
+    client, http = api
+    learner = onboarded_learner(client)
+    _past_session(learner, hours_ago=50), _past_session(learner, hours_ago=3)
+    say = _conversation_for(http, learner)
+    assert say("I skipped it, too tired").startswith("Which session did you skip — A:")
+    reply = say(yes)
+    assert not CheckIn.objects.exists() and reply.startswith("Which one do you mean? A:"), reply
 
 
 def test_report_with_a_reference_logs_only_that_session_and_no_i_didnt_undoes_it(chat, api):

@@ -69,9 +69,9 @@ def checkin_turn(run) -> tuple[str, str]:
                                     "summary": when(s), "day": when(s)[:3]} for i, s in enumerate(candidates[:5])]
             run.guard_event("reading", f"report ({outcome}) with no unambiguous session", "asked which")
             run.outcome = "templated"
-            word = "did" if outcome == "completed" else "skipped"
+            verb = "do" if outcome == "completed" else "skip"
             listing = " or ".join(f"{o['label']}: {o['summary']}" for o in run.offered_options)
-            return "", f"Which session {word} you mean — {listing}?"
+            return "", f"Which session did you {verb} — {listing}?"
         if not sessions and len(candidates) == 1 and not named:
             sessions = candidates
         if reading.proposed:

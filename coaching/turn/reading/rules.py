@@ -172,10 +172,11 @@ def _option_pick(text: str, ctx: ReadContext) -> Reading | None:
         return None
     only_yes = (says_yes(text) and not re.search(r"\boption\b|\b[a-e]\b", norm)
                 and intents.ordinal_named(norm) is None)
-    # "yes" picks an option only where the coach offered it so: one option, or the reschedule and
-    # report choices whose reply hint says "yes" means A. Several plan options, or several sessions
-    # a move could mean, and a bare "yes" is asked: it names none of them.
-    if only_yes and len(labels) > 1 and ctx.pending_kind in ("plan", "move"):
+    # "yes" picks an option only where the coach offered it so: one option, or the reschedule
+    # choices whose reply hint says "yes" means A. Several plan options, or several sessions a move
+    # or a report could mean ("Which session did you skip — A … or B …?"), and a bare "yes" is
+    # asked: it names none of them.
+    if only_yes and len(labels) > 1 and ctx.pending_kind in ("plan", "move", "report"):
         return Reading(ANSWER, cue="yes to several options", settled=True)
     if only_yes and not short:
         return None  # "yes, but can we do mornings instead": more than a pick
