@@ -158,7 +158,8 @@ def test_an_option_picked_with_another_hour_is_scheduled_at_that_hour(api, say_f
     assert "(Thu at 20:00)" in reply and "19:00" not in reply, reply  # said as it was scheduled
 
 
-@pytest.mark.parametrize("pick", ["make the first one 40 min instead", "A, but 40 minutes each"])
+@pytest.mark.parametrize("pick", ["make the first one 40 min instead", "A, but 40 minutes each",
+                                  "A but at 8pm, 40 min each"])
 def test_an_option_picked_with_another_length_is_offered_at_that_length_and_scheduled_on_yes(api, say_for, pick):
     """The length named with the pick is kept: nothing is scheduled at the option's own length, the
     option comes back at the length named, and a yes schedules it so."""
@@ -170,6 +171,7 @@ def test_an_option_picked_with_another_length_is_offered_at_that_length_and_sche
     reply = say(pick)
     assert not PlannedSession.objects.filter(plan__learner=learner).exists(), reply
     assert "of 40 min" in reply and "60 min" not in reply and "Shall I schedule" in reply, reply
+    assert ("at 20:00" in reply) == ("8pm" in pick), reply  # an hour said with them is kept too
     reply = say("yes")
     sessions = PlannedSession.objects.filter(plan__learner=learner)
     assert sessions.exists() and {s.duration_minutes for s in sessions} == {40}, reply

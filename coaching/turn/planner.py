@@ -85,9 +85,6 @@ def _option_answer(run: Run, options: list[dict]) -> tuple[str, str]:
     if chosen.get("kind") == "cancel":
         session = next((s for s in sessions_upcoming(learner=run.learner) if s.pk == chosen["session_id"]), None)
         return "", _cancel_session(run, session) if session else "That session is no longer in your plan."
-    if (run.reading.has("session_minutes") and chosen.get("sessions")
-            and any(s["minutes"] != run.reading.get("session_minutes") for s in chosen["sessions"])):
-        return "", _offer_at_length(run, chosen, int(run.reading.get("session_minutes")))
     if run.reading.has("time") and chosen.get("sessions"):
         # "A but at 8pm instead": the option's sessions at the hour the learner named.
         hour, minute = (int(part) for part in run.reading.get("time").split(":"))
@@ -95,6 +92,9 @@ def _option_answer(run: Run, options: list[dict]) -> tuple[str, str]:
         chosen = {**chosen, "summary": re.sub(r"\bat \d{2}:\d{2}(?=\)$)", at, chosen["summary"]), "sessions": [
             {**s, "start": datetime.fromisoformat(s["start"]).replace(hour=hour, minute=minute).isoformat()}
             for s in chosen["sessions"]]}
+    if (run.reading.has("session_minutes") and chosen.get("sessions")
+            and any(s["minutes"] != run.reading.get("session_minutes") for s in chosen["sessions"])):
+        return "", _offer_at_length(run, chosen, int(run.reading.get("session_minutes")))
     confirmation, scheduled = _schedule_chosen(run, run.toolbox, chosen)
     if run.tracker or not scheduled:
         return "", confirmation
