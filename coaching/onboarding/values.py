@@ -10,7 +10,13 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from coaching.models import BestTime, GoalCategory
-from coaching.turn.reading.vocabulary import CHANGE_OF_MIND_WORDS, COMPARED_BEFORE, NUMBER_WORDS, normalise
+from coaching.turn.reading.vocabulary import (
+    CHANGE_OF_MIND_WORDS,
+    COMPARED_BEFORE,
+    NUMBER_WORDS,
+    NUMBER_WORDS_ELSEWHERE,
+    normalise,
+)
 
 # Keyword rules for the fixed category list. Order matters: first match wins. Word-boundary
 # prefixes, so "swimming" matches "swim" but "careful" does not match "career".
@@ -241,6 +247,7 @@ def _category_named(text: str) -> str | None:
 # Units are read in the languages learners wrote in most (the number itself is code's to read).
 _WORD_NUM = "|".join(sorted((re.escape(w) for w in NUMBER_WORDS if " " not in w), key=len, reverse=True))
 _NUM = rf"\d+(?:[.,]\d+)?|{_WORD_NUM}"
+_WORD_NUM_ELSEWHERE = "|".join(sorted((re.escape(w) for w in NUMBER_WORDS_ELSEWHERE), key=len, reverse=True))
 _H_UNIT = r"hours?|hrs?|h|horas?|heures?|stunden?|std|ore|ora|uur|godzin[ay]?"
 _M_UNIT = r"minutes?|mins?|minutos?|minuti|minuten|minuty|m"
 _UNIT = rf"(?:{_H_UNIT}|{_M_UNIT})"
@@ -259,6 +266,8 @@ _AMOUNT_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     # "an hour", and with a word between that does not change it ("a solid hour", "a full hour").
     ("an_hour", re.compile(r"\b(?:an?|one)\s+(?:(?!half\b|quarter\b)[a-z]+\s+)?hour\b")),
     ("unit", re.compile(rf"\b({_NUM})\s*-?\s*({_UNIT})\b")),
+    # A number word of another language counts only right before its unit ("trois heures").
+    ("unit_elsewhere", re.compile(rf"(?<!\w)({_WORD_NUM_ELSEWHERE})(?:\s+|\s*-\s*|(?<=')\s*)({_UNIT})\b")),
     ("range_bare", re.compile(rf"\b({_NUM})\s*(?:-|–|to|or|ou|o)\s*({_NUM})\b")),
     ("bare", re.compile(rf"\b({_NUM})\b")),
 )
@@ -266,7 +275,9 @@ _AMOUNT_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 
 def _num(word: str) -> float:
     word = word.strip().lower()
-    return float(word.replace(",", ".")) if word[0].isdigit() else float(NUMBER_WORDS[word])
+    if word[0].isdigit():
+        return float(word.replace(",", "."))
+    return float(NUMBER_WORDS[word] if word in NUMBER_WORDS else NUMBER_WORDS_ELSEWHERE[word])
 
 
 def _in_hours(value: float, unit: str | None) -> float:
@@ -280,6 +291,7 @@ class _Amount:
     with_unit: bool
     start: int
     end: int
+    elsewhere: bool = False  # its number is a word of another language
 
 
 def _amounts(norm: str) -> list[_Amount]:
@@ -306,15 +318,15 @@ def _amounts(norm: str) -> list[_Amount]:
                 hours, unit = {"half": 0.5, "quarter": 0.25, "an_hour": 1.0}[kind], True
             elif kind == "couple":
                 hours, unit = _in_hours(2, "min" if g[0].startswith("min") else "h"), True
-            elif kind == "unit":
-                if g[1] == "m" and not g[0][0].isdigit():
+            elif kind in ("unit", "unit_elsewhere"):
+                if g[1] in ("m", "h") and not g[0][0].isdigit():
                     continue
                 hours, unit = _in_hours(_num(g[0]), g[1]), True
             elif kind == "range_bare":
                 hours, unit = (_num(g[0]) + _num(g[1])) / 2, False
             else:
                 hours, unit = _num(g[0]), False
-            found.append(_Amount(hours, m.group(0), unit, m.start(), m.end()))
+            found.append(_Amount(hours, m.group(0), unit, m.start(), m.end(), elsewhere=kind == "unit_elsewhere"))
             for i in range(m.start(), m.end()):
                 taken[i] = True
     return sorted(found, key=lambda a: a.start)
@@ -365,11 +377,28 @@ def _nearest(amounts: list[_Amount], at: int) -> _Amount:
     return min(amounts, key=lambda a: min(abs(a.start - at), abs(a.end - at)))
 
 
+_ANY_NUMBER = re.compile(rf"\d|(?<!\w)(?:{_WORD_NUM}|{_WORD_NUM_ELSEWHERE})(?!\w)")
+
+
+def _plain_elsewhere(norm: str, amounts: list[_Amount]) -> bool:
+    """An amount whose number is a word of another language is taken only where nothing else is to
+    read: one amount, said per week, no other number in the message. The rates and afterthoughts
+    of other languages ("media hora cada día", "deux heures par semaine, peut-être trois", "una hora
+    los lunes y miércoles") are not read by this grammar; such an answer is asked about again
+    rather than half read."""
+    rest = norm
+    for a in amounts:
+        rest = rest[:a.start] + " " * (a.end - a.start) + rest[a.end:]
+    return len(amounts) == 1 and bool(_PER_WEEK.search(norm)) and not _ANY_NUMBER.search(rest)
+
+
 def _read_hours(text: str) -> _HoursRead:
     norm = re.sub(r"(\d),(\d)", r"\1.\2", normalise(text))
     norm = re.sub(r"\b(?:on )?a scale (?:of|from) (?:1|one) to (?:10|ten)\b|\b(?:1|one) (?:to|-) (?:10|ten)\b",
                   " ", norm)
     amounts = _amounts(norm)
+    if any(a.elsewhere for a in amounts) and not _plain_elsewhere(norm, amounts):
+        amounts = [a for a in amounts if not a.elsewhere]
     if not amounts:
         return _HoursRead(None, None, "", False, "")
     # A count of sittings is no amount: "3x a week", "2 sessions of an hour", "three days a week".

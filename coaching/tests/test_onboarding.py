@@ -667,3 +667,22 @@ def test_an_unsure_answer_is_asked_to_be_concrete_not_put_off_as_a_question(text
     assert reprompt(outcome, 0, "").startswith("Let's make that a bit more concrete.")
     # A real question is still one.
     assert advance(OnboardingAnswers(step=OnboardingStep.GOAL), "what do people usually pick?").kind == "question"
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("trois heures par semaine", "3"), ("zwei Stunden pro Woche", "2"), ("tre ore a settimana", "3"),
+    ("twee uur per week", "2"), ("Ich habe jetzt nur noch eine Stunde pro Woche", "1"), ("dos horas por semana", "2"),
+])
+def test_a_number_word_of_another_language_is_read_before_its_unit_per_week(text, expected):
+    assert parse_hours(text) == Decimal(expected)
+
+
+@pytest.mark.parametrize("text", ["the session is due", "não sei", "sei", "dos", "un peu",
+                                  # Read only where nothing else is left to read: a rate, an afterthought
+                                  # or days of another language are asked about, not half read.
+                                  "media hora cada día", "deux heures par semaine, peut-être trois",
+                                  "una hora los lunes y miércoles", "duas horas por semana, talvez três"])
+def test_a_number_word_of_another_language_is_no_amount_without_its_unit_or_beside_more(text):
+    """"due", "sei" (I know), "un": read as numbers only right before a unit of time, said per week,
+    with no other number beside it."""
+    assert parse_hours(text) is None

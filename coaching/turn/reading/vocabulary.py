@@ -53,6 +53,26 @@ NUMBER_WORDS: dict[str, float] = {
     "thirty": 30, "forty": 40, "forty-five": 45, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
     "ninety": 90,
 }
+# The same numbers in the other languages learners write in (Spanish, Portuguese, French, Italian,
+# German, Dutch): a closed class, read only right before a unit of time ("trois heures", "duas
+# horas", "eine Stunde", "media hora"), where "due", "sei" or "um" cannot be the English word or
+# "I know" (onboarding.values, the "unit_elsewhere" amount).
+NUMBER_WORDS_ELSEWHERE: dict[str, float] = {
+    **dict.fromkeys(("media", "meia", "demi", "demie", "mezza", "mezz'", "halbe", "halben", "halve"), 0.5),
+    **dict.fromkeys(("un", "una", "uno", "um", "uma", "une", "ein", "eine", "einer", "een"), 1),
+    **dict.fromkeys(("dos", "duas", "dois", "deux", "due", "zwei", "twee"), 2),
+    **dict.fromkeys(("tres", "três", "trois", "tre", "drei", "drie"), 3),
+    **dict.fromkeys(("cuatro", "quatro", "quatre", "quattro", "vier"), 4),
+    **dict.fromkeys(("cinco", "cinq", "cinque", "fünf", "funf", "vijf"), 5),
+    **dict.fromkeys(("seis", "sei", "sechs", "zes"), 6),
+    **dict.fromkeys(("siete", "sete", "sept", "sette", "sieben", "zeven"), 7),
+    **dict.fromkeys(("ocho", "oito", "huit", "otto", "acht"), 8),
+    **dict.fromkeys(("nueve", "nove", "neuf", "neun", "negen"), 9),
+    **dict.fromkeys(("diez", "dez", "dix", "dieci", "zehn", "tien"), 10),
+    **dict.fromkeys(("quince", "quinze", "quindici", "fünfzehn", "vijftien"), 15),
+    **dict.fromkeys(("veinte", "vinte", "vingt", "venti", "zwanzig", "twintig"), 20),
+    **dict.fromkeys(("treinta", "trinta", "trente", "trenta", "dreißig", "dertig"), 30),
+}
 # How many times: "twice a week", "three sessions".
 COUNT_WORDS: dict[str, int] = {"once": 1, "twice": 2, "thrice": 3, "both": 2,
                                **{w: int(n) for w, n in NUMBER_WORDS.items() if 1 <= n <= 7 and n == int(n)}}
