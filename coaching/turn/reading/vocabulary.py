@@ -54,9 +54,10 @@ NUMBER_WORDS: dict[str, float] = {
     "ninety": 90,
 }
 # The same numbers in the other languages learners write in (Spanish, Portuguese, French, Italian,
-# German, Dutch): a closed class, read only right before a unit of time ("trois heures", "duas
-# horas", "eine Stunde", "media hora"), where "due", "sei" or "um" cannot be the English word or
-# "I know" (onboarding.values, the "unit_elsewhere" amount).
+# German, Dutch): a closed class, read only right before a unit of time ("trois heures", "eine
+# Stunde"), where "due", "sei" or "um" cannot be the English word or "I know", and only where
+# nothing else in the message is left to read (onboarding.values: the "unit_elsewhere" amount and
+# `_plain_elsewhere`).
 NUMBER_WORDS_ELSEWHERE: dict[str, float] = {
     **dict.fromkeys(("media", "meia", "demi", "demie", "mezza", "mezz'", "halbe", "halben", "halve"), 0.5),
     **dict.fromkeys(("un", "una", "uno", "um", "uma", "une", "ein", "eine", "einer", "een"), 1),
