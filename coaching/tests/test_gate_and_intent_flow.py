@@ -227,7 +227,8 @@ def test_a_bare_yes_to_which_session_was_skipped_logs_nothing_and_asks_again(cha
     """"Which session did you skip — A … or B …?" names no default: a yes picks neither."""
     client, http = api
     learner = onboarded_learner(client)
-    _past_session(learner, hours_ago=50), _past_session(learner, hours_ago=3)
+    _past_session(learner, hours_ago=50)
+    _past_session(learner, hours_ago=3)
     say = _conversation_for(http, learner)
     assert say("I skipped it, too tired").startswith("Which session did you skip — A:")
     reply = say(yes)

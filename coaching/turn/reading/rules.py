@@ -147,6 +147,10 @@ def _read(text: str, ctx: ReadContext) -> Reading:
 
 
 # --- answers to pending options -------------------------------------------------------------------
+# The one kind of several options offered with "Reply “yes” for option A" (planner and check-in).
+YES_MEANS_A = "reschedule"
+
+
 def _option_pick(text: str, ctx: ReadContext) -> Reading | None:
     labels = [o["label"] for o in ctx.options]
     norm = normalise(text)
@@ -173,10 +177,10 @@ def _option_pick(text: str, ctx: ReadContext) -> Reading | None:
     only_yes = (says_yes(text) and not re.search(r"\boption\b|\b[a-e]\b", norm)
                 and intents.ordinal_named(norm) is None)
     # "yes" picks an option only where the coach offered it so: one option, or the reschedule
-    # choices whose reply hint says "yes" means A. Several plan options, or several sessions a move
-    # or a report could mean ("Which session did you skip — A … or B …?"), and a bare "yes" is
-    # asked: it names none of them.
-    if only_yes and len(labels) > 1 and ctx.pending_kind in ("plan", "move", "report"):
+    # choices, the one offer whose reply hint says "yes" means A. Among any other options (plans,
+    # the sessions a move or a report could mean: "Which session did you skip — A … or B …?") a
+    # bare "yes" names none of them and is asked about.
+    if only_yes and len(labels) > 1 and ctx.pending_kind != YES_MEANS_A:
         return Reading(ANSWER, cue="yes to several options", settled=True)
     if only_yes and not short:
         return None  # "yes, but can we do mornings instead": more than a pick
