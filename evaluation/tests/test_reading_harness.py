@@ -44,3 +44,30 @@ def test_the_language_is_scored_apart_from_the_slots():
               Reading("other", told, source="rules"), 1.0)
     assert (score.languages_right, score.languages_labelled) == (1, 2)
     assert score.english_told_other == [("c", "hello there", "pt")] and score.row()["slot_exact"] == 0.0
+
+
+def test_each_shipped_labelled_set_is_well_formed():
+    """Both sets (v1, and v2 written after the reader by a session that never saw its code) load,
+    and every act, slot and reference in them is one the harness scores."""
+    from coaching.turn.reading.types import ACTS, SLOTS
+    from evaluation.reading import SET_PATH, load
+
+    for path in sorted(SET_PATH.parent.glob("reading_v*.json")):
+        items = load(path)
+        assert len({i["id"] for i in items}) == len(items) > 200, path
+        for item in items:
+            want, ctx = item["expect"], item["context"]
+            assert want["act"] in ACTS and set(want.get("values", {})) <= set(SLOTS), item["id"]
+            if "session" in want.get("values", {}):
+                assert want["values"]["session"] in {s["ref"] for s in ctx["plan"]}, item["id"]
+            if want.get("values", {}).get("option", "none") != "none":
+                assert want["values"]["option"] in {o["label"] for o in ctx["pending"]["options"]}, item["id"]
+            context_of(item)  # builds
+
+
+def test_evaluate_reading_refuses_a_set_that_is_not_there(tmp_path):
+    import pytest
+    from django.core.management import CommandError, call_command
+
+    with pytest.raises(CommandError, match="no labelled set at"):
+        call_command("evaluate_reading", "--modes", "rules", "--set", str(tmp_path / "missing.json"))

@@ -3,6 +3,7 @@
     python manage.py evaluate_reading                    # rules, model, combined
     python manage.py evaluate_reading --modes rules      # no model needed
     python manage.py evaluate_reading --errors 20        # also list act errors and wrong writes
+    python manage.py evaluate_reading --set evaluation/data/reading_v2.json   # another labelled set
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -25,9 +27,13 @@ class Command(BaseCommand):
         parser.add_argument("--limit", type=int, default=None)
         parser.add_argument("--errors", type=int, default=0, help="list this many act errors and wrong writes")
         parser.add_argument("--step", default=None, help="only items at this step (goal … done)")
+        parser.add_argument("--set", default=str(scoring.SET_PATH), help="the labelled set (JSON, as reading_v1.json)")
 
     def handle(self, *args, **opts):
-        items = scoring.load()
+        path = Path(opts["set"])
+        if not path.is_file():
+            raise CommandError(f"no labelled set at {path}")
+        items = scoring.load(path)
         if opts["step"]:
             items = [i for i in items if i["context"].get("step") == opts["step"]]
         items = items[:opts["limit"]] if opts["limit"] else items
