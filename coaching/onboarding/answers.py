@@ -5,6 +5,7 @@ of an earlier answer ("actually, my goal is …"). Pure functions: no database, 
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from coaching.models import OnboardingStep
 from coaching.onboarding.small_talk import is_greeting, is_small_talk, strip_greeting
@@ -23,7 +24,7 @@ from coaching.onboarding.values import (
     says_time_amount,
     swap_name,
 )
-from coaching.turn.reading.vocabulary import CHANGE_OF_MIND_WORDS, QUESTION_START, QUESTION_WORD
+from coaching.turn.reading.vocabulary import CHANGE_OF_MIND_WORDS, QUESTION_START, QUESTION_WORD, weekdays_named
 
 
 def is_vague(text: str) -> bool:
@@ -152,11 +153,33 @@ def _without_answer_clauses(phrase: str) -> str:
     return ", ".join(parts)
 
 
+# A goal the learner set in quotes ("change my goal to 'learn to swim' first"): the goal as they
+# wrote it. A title in quotes ("play 'Clair de Lune'") is part of a goal, not one.
+_QUOTED = re.compile(r"(?:^|(?<=\s))[\"'“‘]([^\"'“”‘’]+)[\"'”’](?=[\s,.!?;:]|$)")
+# An adverb of manner or time right before the goal's verb ("finally finish my thesis", "seriously
+# learn piano") says how much the goal matters, not what it is.
+_ADVERB_BEFORE_VERB = re.compile(rf"(?i)^(?:[a-z]+ly\s+)+(?={_GOAL_VERB.pattern.removeprefix('(?i)')})")
+
+
+def _without_trailing_symbols(phrase: str) -> str:
+    """The phrase without the emoji and other pictographs it ends on ("finish my thesis 😅"): a
+    goal is words."""
+    end = len(phrase)
+    while end and (unicodedata.category(phrase[end - 1]) in ("So", "Sk", "Cf", "Mn", "Co")
+                   or phrase[end - 1].isspace()):
+        end -= 1
+    return phrase[:end]
+
+
 def _clean_goal(phrase: str) -> str:
     # A goal never opens with a copula: "what I really want is to learn guitar" wants "learn guitar".
     phrase = re.sub(r"(?i)^\s*(?:is|was|would be)\s+(?:to\s+)?", "", _LEAD_FILLER.sub("", phrase.strip()))
-    phrase = re.split(r"(?<=[a-z0-9)])[.!?;]\s|[.!?;]+$|\s+(?:but|because|since|though|instead of)\s", phrase,
-                      maxsplit=1)[0]
+    phrase = _ADVERB_BEFORE_VERB.sub("", phrase)
+    # The reason after "because", in its shortened spellings too ("bc", "b/c", "cuz"), is no part of it.
+    phrase = re.split(r"(?<=[a-z0-9)])[.!?;]\s|[.!?;]+$|\s+(?:but|because|bc|b/c|cuz|coz|since|though|instead of)\s",
+                      _without_trailing_symbols(phrase), maxsplit=1)[0]
+    if (quoted := _QUOTED.search(phrase)) and _GOAL_VERB.match(quoted.group(1)):
+        phrase = quoted.group(1)
     # The change of mind is not part of the goal: "actually I want to learn Spanish instead" was
     # stored as "learn Spanish instead", and "I'd rather learn Italian instead, my partner is from
     # Rome" as "learn Italian instead, my partner is from Rome".
@@ -165,7 +188,7 @@ def _clean_goal(phrase: str) -> str:
     # "…, I have family there"); a list inside the goal ("read, write and speak Italian") stays.
     phrase = _REASON_CLAUSE.split(phrase, maxsplit=1)[0]
     phrase = _without_answer_clauses(phrase)
-    phrase = _TRAIL_FILLER.sub("", phrase.strip(" ,.-—–!?"))
+    phrase = _TRAIL_FILLER.sub("", _without_trailing_symbols(phrase).strip(" ,.-—–!?"))
     return re.sub(r"\s+", " ", phrase).strip(" ,.-—–!?")[:300]
 
 
@@ -307,7 +330,8 @@ def goal_correction(text: str) -> str | None:
         return None
     # "sorry, I meant mornings" / "I meant 5 hours" corrects another answer, not the goal; so does
     # "I'd rather practise after work" (when to practise the goal the learner has: time_correction).
-    if _ABOUT_PRACTICE.match(goal) and parse_best_time(goal):
+    # So does "I'd rather do sunday's in the evening": a day and a time of day say when, not what.
+    if (_ABOUT_PRACTICE.match(goal) or weekdays_named(goal)) and parse_best_time(goal):
         return None
     norm = normalise(goal)
     if (norm in CATEGORY_NAMES or HOURS_WITH_UNIT.search(goal) or CONFIDENCE_WITH_SCALE.search(goal)

@@ -28,6 +28,7 @@ from coaching.onboarding.values import (
     CONFIDENCE_WITH_SCALE,
     HOURS_WITH_UNIT,
     TIME_RULES,
+    amounts_apart,
     confidence_numbers,
     has_keyword,
     hours_per_occasion,
@@ -53,6 +54,12 @@ def _settled(text: str, read):
     revised = after_change_of_mind(text)
     value = read(revised) if revised else None
     return read(text) if value in (None, "") else value
+
+
+def _revised(text: str, read) -> bool:
+    """The answer changes its mind and says the value after it ("3 hours, no wait, 4")."""
+    revised = after_change_of_mind(text)
+    return bool(revised) and read(revised) not in (None, "")
 
 
 def _with_unit(pattern, parse):
@@ -201,15 +208,24 @@ def advance(answers: OnboardingAnswers, text: str, *, rejected_in_row: int = 0) 
             # "like a 6? maybe 5 on bad days": two scores, both said; the question names them.
             said = " and ".join([", ".join(map(str, scores[:-1])), str(scores[-1])])
             return _reject(step, "two_scores", f"I read {said}: which of them fits best today, from 1 to 10?")
+        if (step == OnboardingStep.WEEKLY_HOURS and value not in (None, "") and not _revised(text, parse)
+                and len(said := amounts_apart(text)) > 1):
+            # "i'd say 5 but realistically 3": two amounts and no word of which is meant; the
+            # question names both instead of storing the first.
+            both = " and ".join([", ".join(said[:-1]), said[-1]])
+            return _reject(step, "two_amounts", f"I read {both}: which is closer to a usual week, in hours?")
         if value in (None, "") and (early := {k: v for k, v in _early_values(text, answers).items()
                                                if k != field}):
             # "3 hours a week" at the area question answers a later one: kept, this one asked again.
             return _finish(answers, step, early, [])
         if (value in (None, "") and step in (OnboardingStep.CATEGORY, OnboardingStep.WEEKLY_HOURS)
                 and not answers.best_time and len(normalise(text).split()) <= 5
-                and not _NOT_A_GOOD_TIME.search(text) and (when := parse_best_time(text))):
+                and not _NOT_A_GOOD_TIME.search(text) and (when := parse_best_time(text))
+                and when != BestTime.FLEXIBLE):
             # "mornings before work" at the hours question, "de manhã cedo" at the area question:
             # a time of day and nothing else answers a later question; kept, this one asked again.
+            # "Flexible" is no time of day named: "depends on the week" at the hours question
+            # says how much varies, not when.
             return _finish(answers, step, {"best_time": when}, [])
         if value in (None, ""):
             if out_of_range:  # a number outside its range is re-asked, never defaulted

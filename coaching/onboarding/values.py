@@ -268,7 +268,7 @@ _AMOUNT_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("unit", re.compile(rf"\b({_NUM})\s*-?\s*({_UNIT})\b")),
     # A number word of another language counts only right before its unit ("trois heures").
     ("unit_elsewhere", re.compile(rf"(?<!\w)({_WORD_NUM_ELSEWHERE})(?:\s+|\s*-\s*|(?<=')\s*)({_UNIT})\b")),
-    ("range_bare", re.compile(rf"\b({_NUM})\s*(?:-|–|to|or|ou|o)\s*({_NUM})\b")),
+    ("range_bare", re.compile(rf"\b(?:between\s+({_NUM})\s+and|({_NUM})\s*(?:-|–|to|or|ou|o))\s*({_NUM})\b")),
     ("bare", re.compile(rf"\b({_NUM})\b")),
 )
 
@@ -323,7 +323,7 @@ def _amounts(norm: str) -> list[_Amount]:
                     continue
                 hours, unit = _in_hours(_num(g[0]), g[1]), True
             elif kind == "range_bare":
-                hours, unit = (_num(g[0]) + _num(g[1])) / 2, False
+                hours, unit = (_num(g[0] or g[1]) + _num(g[2])) / 2, False
             else:
                 hours, unit = _num(g[0]), False
             found.append(_Amount(hours, m.group(0), unit, m.start(), m.end(), elsewhere=kind == "unit_elsewhere"))
@@ -456,6 +456,24 @@ def _without_compared_days(norm: str) -> str:
         if COMPARED_BEFORE.search(norm[max(0, match.start() - 32):match.start()]):
             norm = norm[:match.start()] + " " * (match.end() - match.start()) + norm[match.end():]
     return norm
+
+
+def amounts_apart(text: str) -> list[str]:
+    """The amounts said when a message gives two or more different ones with nothing to tell which
+    is the week's ("i'd say 5 but realistically 3", "maybe 4, maybe 5"): no rate, period or count
+    goes with them, and they are no range ("5 or 6", "between 6 and 8" are one amount). Empty when
+    one amount, or a rate, says it."""
+    read = _read_hours(text)
+    if read.weekly is None or read.per:
+        return []
+    amounts = _amounts(re.sub(r"(\d),(\d)", r"\1.\2", normalise(text)))
+    if any(a.elsewhere for a in amounts) and not _plain_elsewhere(normalise(text), amounts):
+        amounts = [a for a in amounts if not a.elsewhere]
+    # With a unit said, the bare numbers beside it count something else ("one long session of 4 hours").
+    amounts = [a for a in amounts if a.with_unit] or amounts
+    if len({round(a.hours, 2) for a in amounts}) < 2:
+        return []
+    return [a.said for a in amounts]
 
 
 def parse_hours(text: str) -> Decimal | None:

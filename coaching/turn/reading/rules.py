@@ -62,9 +62,9 @@ _GATE_FIELDS = {"primary_goal": "goal", "goal_category": "category", "weekly_hou
 _REJECTED_ACT = {"greeting": SMALL_TALK, "filler": SMALL_TALK, "question": QUESTION, "about": QUESTION,
                  "refusal": OTHER, "off_topic": OTHER}
 # Rejections the gate explains precisely (an area named without a goal, minutes per evening, two
-# scores where one was asked, a number out of range): the rules' reading stands, and the coach asks
+# scores or amounts where one was asked, a number out of range): the rules' reading stands, and the coach asks
 # about what it read; a model would only pick one of the values. Others may be words the rules do not know.
-_EXPLAINED = ("area_only", "per_occasion", "two_scores", "vague_goal", "done")
+_EXPLAINED = ("area_only", "per_occasion", "two_scores", "two_amounts", "vague_goal", "done")
 
 # A request to plan or schedule that the intent rules do not name as such ("schedule a 30 minute
 # practice on Thursday", "can you set up sessions for next week").
@@ -92,13 +92,16 @@ _WH_START = re.compile(rf"(?i)^\s*{WH_START}")
 
 def asks(text: str) -> bool:
     """The message asks something: a sentence of it ends with a question mark (a tentative answer
-    like "Czech maybe?" asks nothing, `is_tentative`), its last sentence opens with a question word
+    like "Czech maybe?" asks nothing, `is_tentative`), or, unless it ends with an exclamation
+    mark, its last sentence opens with a question word
     ("whats the difference between a plan and a session": a request opening "can you …" is no
     question), or its last clause opens as a question ("…, maybe I should lower it, what do you think")."""
     stripped = text.strip()
     said = sentences(stripped)
     if any(s.rstrip().endswith("?") and not is_tentative(s) for s in said):
         return True
+    if said and said[-1].rstrip().endswith("!"):
+        return False  # "what a session!", "did it!": said, not asked
     if said and _WH_START.match(said[-1]) and len(said[-1].split()) >= 3:
         return True
     last = _last_clause(stripped)
@@ -390,6 +393,11 @@ def _coaching(text: str, ctx: ReadContext, intent) -> Reading:
         return Reading(CHANGE, {"goal": _v(goal, goal)}, cue="changes the goal")
     if (intent.kind not in (intents.REPORT, intents.RESCHEDULE, intents.QUESTION)
             and (when := time_correction(text)) and not _asked_about(text, parse_best_time)):
+        if session := upcoming_session_named(text, ctx):
+            # "the next one, can it be at 8pm instead": a time for one session the words name moves
+            # that session; the profile's best time is the learner's in general, not one day's.
+            return Reading(MOVE, {"session": _v(session.ref, text), **time_values(text, when)},
+                           cue="a new time for the session named")
         return Reading(CHANGE, {"time_of_day": _v(when, text)}, cue=f"changes the best time to {when}")
     if (hours := _hours_change(text, intent)) is not None:
         return Reading(CHANGE, {"weekly_hours": _v(hours, text)}, cue="changes the weekly hours")
@@ -613,6 +621,11 @@ def _move(text: str, ctx: ReadContext, intent) -> Reading:
             values["time"] = _v(f"{request.hour:02d}:{request.minute:02d}", target_part)
         elif request.best_time:
             values["time_of_day"] = _v(request.best_time, target_part)
+        elif (clock := clock_time(target_part, near=(near := _ref(values.get("session"), ctx)))) and (
+                near is not None or int(clock[:2]) >= 12 or re.search(r"\bam\b", target_part)):
+            # "move it to 8pm": a clock time with no "at" before it. "8:30" with no session to be
+            # near is morning or evening: the coach asks.
+            values["time"] = _v(clock, target_part)
     return Reading(MOVE, values, cue=intent.cue or "asks to move a session")
 
 
@@ -630,12 +643,39 @@ def days_in(text: str, ctx: ReadContext) -> tuple[str, ...]:
     return tuple(dict.fromkeys(code for code, _ in day_mentions(text, ctx)))
 
 
+# "the next one", "my upcoming session": the first session still to come ("next week" names a week).
+_NEXT_SESSION = re.compile(r"\b(?:next|upcoming)\b(?!\s+(?:week|weekend|month|year|time|day)\b)")
+
+
+def _ref(value: Value | None, ctx: ReadContext) -> SessionRef | None:
+    return next((s for s in ctx.plan if value is not None and s.ref == value.value), None)
+
+
+def upcoming_session_named(text: str, ctx: ReadContext) -> SessionRef | None:
+    """The one session still to come the words name: the only one on the one day they name, or
+    the next one when they say "next"; None otherwise."""
+    ahead = sorted((s for s in ctx.plan if s.status == "planned" and not s.past), key=lambda s: s.start)
+    days = days_in(text, ctx)
+    if not days and _NEXT_SESSION.search(normalise(text)):
+        return ahead[0] if ahead else None
+    on_day = [s for s in ahead if s.day in days]
+    return on_day[0] if len(days) == 1 and len(on_day) == 1 else None
+
+
 def session_named(text: str, ctx: ReadContext) -> Value | None:
-    """The one planned session the words name (by its day, "tonight's", "tomorrow's"), or the only
-    planned session when the words name none. Words naming no day but what became of it ("the one
-    I skipped") name among the sessions it became of. None when none or several fit: the coach asks."""
+    """The one planned session the words name (by its day, "tonight's", "tomorrow's", "the next
+    one"), or the only planned session when the words name none. Words naming no day but what
+    became of it ("the one I skipped") name among the sessions it became of. None when none or
+    several fit: the coach asks."""
     days = days_in(text, ctx)
     norm = normalise(text)
+    if not days and _NEXT_SESSION.search(norm) and (upcoming := upcoming_session_named(text, ctx)):
+        return _v(upcoming.ref, text)
+    if not days and (at := clock_time(text)):
+        # "the 7pm one": the one planned session at that time.
+        at_time = [s for s in ctx.plan if s.status == "planned" and f"{s.start:%H:%M}" == at]
+        if len(at_time) == 1:
+            return _v(at_time[0].ref, text)
     if not days and intents.said_skipped(norm) and not intents.said_done(norm):
         planned = [s for s in ctx.plan if s.status in ("skipped", "missed")]
     else:
@@ -665,6 +705,27 @@ def report_reading(text: str, ctx: ReadContext, intent) -> Reading:
         elif len(targets) > 1 and not ambiguous:  # "did both"
             values["sessions"] = _v(tuple(t.ref for t in targets), intent.cue)
     return Reading(REPORT, {**values, **_concern(text)}, cue=f"reports a {intent.outcome} session ({intent.cue!r})")
+
+
+# A clock time as a proposal or a move's target says it: "7:30", "8pm", "20h".
+_CLOCK_SAID = re.compile(r"\b(\d{1,2})(?:[:h.](\d{2}))?\s*(am|pm|h\b)?")
+
+
+def clock_time(span: str, near: SessionRef | None = None) -> str | None:
+    """The clock time of `span`. Said without am/pm ("bump thursday to 7:30"), an hour from 1 to 11
+    is the one of its two readings nearer the session it moves (19:30 for an evening session)."""
+    match = _CLOCK_SAID.search(span.lower())
+    if not match or not (match.group(2) or match.group(3)):
+        return None
+    hour = int(match.group(1))
+    if match.group(3) == "pm" and hour < 12:
+        hour += 12
+    if match.group(3) == "am" and hour == 12:
+        hour = 0
+    if match.group(3) is None and 1 <= hour <= 11 and not match.group(1).startswith("0") and near is not None:
+        now = near.start.hour + near.start.minute / 60
+        hour = min((hour, hour + 12), key=lambda h: abs(h + int(match.group(2) or 0) / 60 - now))
+    return f"{hour:02d}:{match.group(2) or '00'}" if hour < 24 else None
 
 
 def session_refs(sessions, *, tz, now) -> tuple[SessionRef, ...]:

@@ -17,6 +17,7 @@ from coaching.turn.reading import intent as intents
 from coaching.turn.reading.language import looks_foreign
 from coaching.turn.reading.rules import (
     asks,
+    clock_time,
     day_mentions,
     days_in,
     goal_stands,
@@ -25,6 +26,7 @@ from coaching.turn.reading.rules import (
     sentences,
     session_named,
     sitting_minutes,
+    upcoming_session_named,
     whole_goal,
 )
 from coaching.turn.reading.types import (
@@ -46,8 +48,6 @@ from coaching.turn.reading.types import (
     Value,
 )
 from coaching.turn.reading.vocabulary import misspelt, negated, normalise
-
-_CLOCK = re.compile(r"\b(\d{1,2})(?:[:h.](\d{2}))?\s*(am|pm|h\b)?")
 
 
 def locate(quote: str, text: str, earlier: tuple[str, ...] = ()) -> tuple[str, int] | None:
@@ -122,23 +122,6 @@ def _goal(span: str, why: list[str]) -> str | None:
     return None
 
 
-def _clock(span: str, near: SessionRef | None = None) -> str | None:
-    """The clock time of `span`. Said without am/pm ("bump thursday to 7:30"), an hour from 1 to 11
-    is the one of its two readings nearer the session it moves (19:30 for an evening session)."""
-    match = _CLOCK.search(span.lower())
-    if not match or not (match.group(2) or match.group(3)):
-        return None
-    hour = int(match.group(1))
-    if match.group(3) == "pm" and hour < 12:
-        hour += 12
-    if match.group(3) == "am" and hour == 12:
-        hour = 0
-    if match.group(3) is None and 1 <= hour <= 11 and not match.group(1).startswith("0") and near is not None:
-        now = near.start.hour + near.start.minute / 60
-        hour = min((hour, hour + 12), key=lambda h: abs(h + int(match.group(2) or 0) / 60 - now))
-    return f"{hour:02d}:{match.group(2) or '00'}" if hour < 24 else None
-
-
 def _in_greeting(span: str, source: str) -> bool:
     """The span stands in the greeting the message opens with ("Good morning! I've been meaning to …")."""
     body = strip_greeting(source)
@@ -151,13 +134,6 @@ def _session_meant(values: dict[str, Value], text: str, ctx: ReadContext) -> Ses
     message's own words name (by its day, or the only one planned)."""
     ref = values["session"].value if "session" in values else getattr(session_named(text, ctx), "value", None)
     return next((s for s in ctx.plan if s.ref == ref), None)
-
-
-def _one_session_by_day(text: str, ctx: ReadContext) -> SessionRef | None:
-    """The one session still to come on the one day the words name, or None."""
-    days = days_in(text, ctx)
-    on_day = [s for s in ctx.plan if s.status == "planned" and not s.past and s.day in days]
-    return on_day[0] if len(days) == 1 and len(on_day) == 1 else None
 
 
 # Acts a proposal may name during onboarding other than an answer. A small model often names one of
@@ -274,7 +250,7 @@ def _settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
                 days = tuple(d for d in days if d != moved.day)
             if days:
                 put("days", days, span, where)
-            if clock := _clock(span, moved):
+            if clock := clock_time(span, moved):
                 put("time", clock, span, where)
             elif when := parse_best_time(span):
                 put("time_of_day", when, span, where)
@@ -300,12 +276,17 @@ def _settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
             # A preference said again ("I prefer studying in the evening", the evening already
             # stored) changes nothing: it is a statement like any other, read and remembered.
             act = OTHER
-    if act == CHANGE and set(values) == {"time_of_day"} and (session := _one_session_by_day(text, ctx)):
+    if act == CHANGE and set(values) == {"time_of_day"} and (session := upcoming_session_named(text, ctx)):
         # A time of day for a session the words name by its day ("can we make tuesday's a morning
         # one?") moves that session: the profile's best time is the learner's in general, not one
         # day's. The move is asked about before it is made (a model's reading).
         act = MOVE
         put("session", session.ref, text, 0)
+        said = values["time_of_day"]
+        if clock := clock_time(said.span, session):
+            # "make it 2pm": the time said, not the part of the day it falls in.
+            del values["time_of_day"]
+            put("time", clock, said.span, said.earlier)
     if act == MOVE and target_refused and "days" not in values and "time" not in values:
         # The model's "to where" was refused (not the learner's words: it translated them), but the
         # words name the session's day and one other: that other day is where it goes, at the time

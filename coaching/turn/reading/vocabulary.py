@@ -184,9 +184,13 @@ def _weekdays_elsewhere(lower: str) -> list[tuple[int, re.Match[str]]]:
     return found
 
 
+# A clock time right after a short day name makes it the day ("sat at 10", "sun 9am").
+_CLOCK_AFTER = re.compile(r"\s+(?:at\s+\d{1,2}\b|\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|\d{1,2}:\d{2}\b)")
+
+
 def weekdays_named(text: str, *, short_words: bool = False) -> list[tuple[int, re.Match[str]]]:
     """Each weekday the text names, in order, with its match. A short form counts only when it
-    is not an English word on its own ("sat", "wed", "sun" need "day" or a dot after them), unless
+    is not an English word on its own ("sat", "wed", "sun" need "day", a dot or a clock time after them), unless
     `short_words` (a pick among options: "the sat one"). A full name typed with one slip
     ("thrusday", "wendsday") counts as the one day it is closest to."""
     lower = text.lower()
@@ -194,7 +198,7 @@ def weekdays_named(text: str, *, short_words: bool = False) -> list[tuple[int, r
     for match in _WEEKDAY.finditer(lower):
         short = match.group(1)
         if (match.group(2) is None and short in ("sat", "wed", "sun") and not short_words
-                and text[match.end():match.end() + 1] != "."):
+                and text[match.end():match.end() + 1] != "." and not _CLOCK_AFTER.match(lower, match.end())):
             continue
         found.append((DAY_CODES.index(short[:3]), match))
     found += _weekdays_elsewhere(lower)
@@ -247,5 +251,5 @@ WH_START = rf"(?:{QUESTION_WORDS})\b(?!\s+(?:i|we|they|he|she)\b)"
 QUESTION_START = re.compile(
     rf"(?i)^\s*(?:{WH_START}|any (?:idea|ideas|tips)\b|"
     r"(?:can|could|would|will|shall|should|may|might|must|is|are|am)\b|"
-    r"(?:do|does|did|have|has|had|was|were)(?:n't)?\s+(?:i|you|we|they|he|she|it|this|that|there|u)\b)")
+    r"(?:do|does|did|have|has|had|was|were)(?:n't)?\s+(?:i|you|we|they|he|she|it|this|that|there|u)\s+\w)")
 QUESTION_WORD = re.compile(rf"(?i)\b(?:{QUESTION_WORDS})\b")
