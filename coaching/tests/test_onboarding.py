@@ -249,7 +249,7 @@ def test_goal_step_rejects_non_answers_with_their_kind(text, kind):
 @pytest.mark.parametrize("text,goal,category", [
     ("hi! I want to learn Spanish", "learn Spanish", "language"),
     ("Hello there, I'd like to get better at drawing portraits", "get better at drawing portraits", "art"),
-    ("I guess I want to finally learn Spanish properly", "finally learn Spanish properly", "language"),
+    ("I guess I want to finally learn Spanish properly", "learn Spanish properly", "language"),
     ("idk, maybe drawing? I used to draw a lot as a kid", "drawing", "art"),
     ("can you help me learn Python?", "learn Python", "programming"),
     ("what can you do? I want to learn guitar", "learn guitar", "music"),
