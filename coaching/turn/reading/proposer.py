@@ -5,8 +5,8 @@ the learner's words is dropped, and every number, day and time is parsed from th
 
 Asked only when the rules cannot settle a message (coaching.turn.reading.reader). One call through
 the model layer, so it is a telemetry row like every other model call. The prompt's examples are
-the author's own and none is taken from the labelled set that measures the reader
-(evaluation/data/reading_v1.json, written separately for variety)."""
+the author's own and none is taken from the labelled sets that measure the reader
+(evaluation/data/reading_v1.json and reading_v2.json, written separately for variety)."""
 
 from __future__ import annotations
 
