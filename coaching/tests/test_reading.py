@@ -931,6 +931,7 @@ def test_a_vague_answer_to_the_hours_question_is_no_flexible_best_time():
 @pytest.mark.parametrize("text,goal", [
     ("hey there, i'm Sam. i'd love to finally finish my thesis 😅", "finish my thesis"),
     ("Learn to draw portraits ✏️", "Learn to draw portraits"),
+    ("i'd love to get decent at chess ♟️ my dad always beats me", "get decent at chess"),
     ("learn korean bc of kdramas hehe", "learn korean"),
     ("my goal: 'learn to swim'", "learn to swim"),
     ("learn to play 'Clair de Lune' on piano", "learn to play 'Clair de Lune' on piano"),
@@ -1011,3 +1012,11 @@ def test_a_short_day_name_counts_as_a_day_only_with_a_clock_time_after_it():
 
     assert [d for d, _ in weekdays_named("can't do sat at 10 anymore")] == [5]
     assert weekdays_named("i sat at my desk for an hour") == []
+
+
+def test_an_hour_alone_as_a_moves_target_is_read_near_the_session_moved():
+    six = SessionRef(ref="5", start=datetime(2030, 1, 12, 18, 0, tzinfo=TZ), minutes=45, status="planned", past=False)
+    reading = read_by_rules("move the 6pm one to 8", at("done", goal="learn chess", plan=(THURSDAY, six)))
+    assert (reading.act, reading.get("session"), reading.get("time")) == ("move", "5", "20:00")
+    reading = read_by_rules("move the 6pm one to 45", at("done", goal="learn chess", plan=(THURSDAY, six)))
+    assert not reading.has("time")

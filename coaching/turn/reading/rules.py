@@ -626,7 +626,13 @@ def _move(text: str, ctx: ReadContext, intent) -> Reading:
             # "move it to 8pm": a clock time with no "at" before it. "8:30" with no session to be
             # near is morning or evening: the coach asks.
             values["time"] = _v(clock, target_part)
+        elif (near := _ref(values.get("session"), ctx)) and (hour := _BARE_HOUR.fullmatch(target_part.strip())):
+            # "move the 6pm one to 8": an hour alone, read near the session it moves (20:00).
+            values["time"] = _v(clock_time(f"{hour.group(1)}:00", near=near), target_part)
     return Reading(MOVE, values, cue=intent.cue or "asks to move a session")
+
+
+_BARE_HOUR = re.compile(r"(?:at\s+)?(1[0-2]|[1-9])")
 
 
 def day_mentions(text: str, ctx: ReadContext) -> list[tuple[str, int]]:
