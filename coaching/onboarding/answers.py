@@ -161,7 +161,7 @@ _QUOTED = re.compile(r"(?:^|(?<=\s))[\"'“‘]([^\"'“”‘’]+)[\"'”’](
 _ADVERB_BEFORE_VERB = re.compile(rf"(?i)^(?:[a-z]+ly\s+)+(?={_GOAL_VERB.pattern.removeprefix('(?i)')})")
 
 
-def _up_to_pictograph(phrase: str) -> str:
+def up_to_pictograph(phrase: str) -> str:
     """The phrase up to the first emoji or other pictograph ("finish my thesis 😅", "get decent at
     chess ♟️ my dad always beats me"): a goal is words, and in a chat a pictograph ends a sentence
     as a full stop does."""
@@ -178,7 +178,7 @@ def _clean_goal(phrase: str) -> str:
     phrase = _ADVERB_BEFORE_VERB.sub("", phrase)
     # The reason after "because", in its shortened spellings too ("bc", "b/c", "cuz"), is no part of it.
     phrase = re.split(r"(?<=[a-z0-9)])[.!?;]\s|[.!?;]+$|\s+(?:but|because|bc|b/c|cuz|coz|since|though|instead of)\s",
-                      _up_to_pictograph(phrase), maxsplit=1)[0]
+                      up_to_pictograph(phrase), maxsplit=1)[0]
     if (quoted := _QUOTED.search(phrase)) and _GOAL_VERB.match(quoted.group(1)):
         phrase = quoted.group(1)
     # The change of mind is not part of the goal: "actually I want to learn Spanish instead" was
@@ -189,7 +189,7 @@ def _clean_goal(phrase: str) -> str:
     # "…, I have family there"); a list inside the goal ("read, write and speak Italian") stays.
     phrase = _REASON_CLAUSE.split(phrase, maxsplit=1)[0]
     phrase = _without_answer_clauses(phrase)
-    phrase = _TRAIL_FILLER.sub("", _up_to_pictograph(phrase).strip(" ,.-—–!?"))
+    phrase = _TRAIL_FILLER.sub("", up_to_pictograph(phrase).strip(" ,.-—–!?"))
     return re.sub(r"\s+", " ", phrase).strip(" ,.-—–!?")[:300]
 
 

@@ -251,11 +251,15 @@ _WORD_NUM_ELSEWHERE = "|".join(sorted((re.escape(w) for w in NUMBER_WORDS_ELSEWH
 _H_UNIT = r"hours?|hrs?|h|horas?|heures?|stunden?|std|ore|ora|uur|godzin[ay]?"
 _M_UNIT = r"minutes?|mins?|minutos?|minuti|minuten|minuty|m"
 _UNIT = rf"(?:{_H_UNIT}|{_M_UNIT})"
+# "between 2 and 3" in the languages whose units of time are read ("entre 2 y 3 horas", "zwischen 2
+# und 3 Stunden", "tra 2 e 3 ore", "tussen 2 en 3 uur").
+_BETWEEN = r"(?:between|entre|zwischen|tra|fra|tussen)"
+_AND = r"(?:and|y|e|et|und|en)"
 _AMOUNT_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("hm", re.compile(r"\b(\d{1,2})\s*h\s*(\d{2})\b")),
     # Hours and minutes said together ("1 hour 15 min", "2 hrs and 30 minutes"): one amount.
     ("h_and_m", re.compile(rf"\b(\d{{1,2}}|an?|one)\s*(?:{_H_UNIT})\s*(?:and\s+)?(\d{{1,2}})\s*(?:{_M_UNIT})\b")),
-    ("range", re.compile(rf"\b(?:between\s+({_NUM})\s+and|({_NUM})\s*(?:-|–|to|or|ou|o|à|a|bis|tot))\s*({_NUM})"
+    ("range", re.compile(rf"\b(?:{_BETWEEN}\s+({_NUM})\s+{_AND}|({_NUM})\s*(?:-|–|to|or|ou|o|à|a|bis|tot))\s*({_NUM})"
                          rf"\s*({_UNIT})\b")),
     ("unit_or_n", re.compile(r"\b(?:an?|one)\s+(hour|minute)s?\s+or\s+(two|2|three|3)\b")),
     ("and_half", re.compile(rf"\b(?:(an?|one)\s+(hour)\s+and\s+a\s+half|({_NUM})\s+and\s+a\s+half"
@@ -268,7 +272,7 @@ _AMOUNT_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("unit", re.compile(rf"\b({_NUM})\s*-?\s*({_UNIT})\b")),
     # A number word of another language counts only right before its unit ("trois heures").
     ("unit_elsewhere", re.compile(rf"(?<!\w)({_WORD_NUM_ELSEWHERE})(?:\s+|\s*-\s*|(?<=')\s*)({_UNIT})\b")),
-    ("range_bare", re.compile(rf"\b(?:between\s+({_NUM})\s+and|({_NUM})\s*(?:-|–|to|or|ou|o))\s*({_NUM})\b")),
+    ("range_bare", re.compile(rf"\b(?:{_BETWEEN}\s+({_NUM})\s+{_AND}|({_NUM})\s*(?:-|–|to|or|ou|o))\s*({_NUM})\b")),
     ("bare", re.compile(rf"\b({_NUM})\b")),
 )
 

@@ -1020,3 +1020,19 @@ def test_an_hour_alone_as_a_moves_target_is_read_near_the_session_moved():
     assert (reading.act, reading.get("session"), reading.get("time")) == ("move", "5", "20:00")
     reading = read_by_rules("move the 6pm one to 45", at("done", goal="learn chess", plan=(THURSDAY, six)))
     assert not reading.has("time")
+
+
+@pytest.mark.parametrize("text", ["entre 2 y 3 horas", "zwischen 2 und 3 Stunden", "entre 2 e 3 horas",
+                                  "tra 2 e 3 ore"])
+def test_a_range_said_with_between_in_another_language_is_its_midpoint(text):
+    reading = read_by_rules(text, at("weekly_hours", goal="aprender a nadar"))
+    assert reading.get("weekly_hours") == pytest.approx(2.5, abs=0.01)
+
+
+def test_a_goal_said_back_carries_no_emoji():
+    """The model's rendering of "quiero aprender a nadar mejor 🏊" is said back without the emoji."""
+    text = "hola! quiero aprender a nadar mejor 🏊"
+    reading = settle(Proposal("answer", {"goal": "aprender a nadar mejor 🏊"}), text, at("goal"))
+    assert reading.get("gloss") == "aprender a nadar mejor", reading
+    reading = settle(Proposal("answer", {"goal": "learn to swim better 🏊"}), text, at("goal"))
+    assert reading.get("gloss") == "learn to swim better", reading

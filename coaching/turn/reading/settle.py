@@ -10,7 +10,7 @@ import re
 from dataclasses import replace
 
 from coaching.models import OnboardingStep
-from coaching.onboarding.answers import is_bare_question
+from coaching.onboarding.answers import is_bare_question, up_to_pictograph
 from coaching.onboarding.small_talk import is_greeting, is_small_talk, strip_greeting
 from coaching.onboarding.values import hours_with_rate, parse_best_time, parse_confidence, says_time_amount
 from coaching.turn.reading import intent as intents
@@ -105,6 +105,7 @@ _INTRODUCTION = re.compile(r"(?i)(?:i'?m|i am|my name is|this is|call me)\s+[\w'
 
 
 def _goal(span: str, why: list[str]) -> str | None:
+    span = up_to_pictograph(span)  # "nadar mejor 🏊": the words, not the emoji after them
     words = re.findall(r"[^\W\d_]{2,}", span)
     if is_small_talk(span):
         why.append("goal: small talk")
