@@ -61,6 +61,27 @@ CATEGORY_NAMES = {
     "sporty": GoalCategory.SPORT, "athletic": GoalCategory.SPORT,
 }
 
+# The areas' names in the other languages whose units and times of day are read (Spanish,
+# Portuguese, French, German, Italian, Dutch): a closed class, the translation of the eight areas the
+# category question names, read only as an answer to it ("música", "los idiomas", "Sprache
+# natürlich", "autre chose").
+CATEGORY_NAMES_ELSEWHERE = {
+    GoalCategory.LANGUAGE: ("idioma", "idiomas", "língua", "línguas", "lingua", "lingue", "langue", "langues",
+                            "sprache", "sprachen", "taal", "talen"),
+    GoalCategory.PROGRAMMING: ("programación", "programação", "programmation", "programmierung", "programmazione",
+                               "programmeren", "informática", "informatique", "informatik", "informatica"),
+    GoalCategory.CAREER: ("trabajo", "trabalho", "travail", "arbeit", "beruf", "lavoro", "werk", "carrière",
+                          "carreira", "karriere", "carriera", "profesional", "profissional", "professionnel"),
+    GoalCategory.ACADEMIC: ("escuela", "escola", "école", "schule", "scuola", "exámenes", "exames", "examens",
+                            "prüfung", "prüfungen", "esami", "universidad", "universidade", "université",
+                            "universität", "università"),
+    GoalCategory.MUSIC: ("música", "musique", "musik", "musica", "muziek"),
+    GoalCategory.ART: ("arte", "artes", "kunst"),
+    GoalCategory.SPORT: ("deporte", "deportes", "esporte", "esportes", "sportif"),
+    GoalCategory.OTHER: ("otro", "otra", "outro", "outra", "autre", "andere", "altro", "anders"),
+}
+_AREA_ELSEWHERE = {word: area for area, words in CATEGORY_NAMES_ELSEWHERE.items() for word in words}
+
 # The times of day in the other languages learners write in (Spanish, Portuguese, French, German,
 # Italian, Dutch, Russian, Japanese), a closed class as the weekdays are (vocabulary.py). Words that
 # also mean something else count only in their time-of-day phrase: "mañana" alone is tomorrow,
@@ -226,6 +247,8 @@ def _category_named(text: str) -> str | None:
     mapped = map_category(norm)
     if mapped:
         return mapped
+    if elsewhere := [_AREA_ELSEWHERE[w] for w in re.findall(r"[^\W\d_]+", norm) if w in _AREA_ELSEWHERE]:
+        return elsewhere[0]
     for category, keywords in _EVERYDAY_CATEGORY:
         if any(has_keyword(norm, k) for k in keywords):
             return category

@@ -1036,3 +1036,11 @@ def test_a_goal_said_back_carries_no_emoji():
     assert reading.get("gloss") == "aprender a nadar mejor", reading
     reading = settle(Proposal("answer", {"goal": "learn to swim better 🏊"}), text, at("goal"))
     assert reading.get("gloss") == "learn to swim better", reading
+
+
+@pytest.mark.parametrize("text,area", [("deporte, natación", "sport"), ("música", "music"),
+                                       ("los idiomas, obvio jaja", "language"), ("Sprache natürlich", "language"),
+                                       ("c'est pour le travail", "career"), ("autre chose, le permis", "other")])
+def test_the_areas_named_in_another_language_answer_the_area_question(text, area):
+    reading = read_by_rules(text, at("category", goal="aprender a nadar"))
+    assert (reading.act, reading.get("category")) == ("answer", area), reading
