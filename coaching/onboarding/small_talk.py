@@ -63,9 +63,15 @@ def _small_talk_piece(piece: str) -> bool:
                                 for t in tokens)
 
 
+# A greeting of several words opening a message ("good evening coach"), as one opening word would.
+_OPENING_GREETING = re.compile(r"^(?:" + "|".join(re.escape(g) for g in sorted((g for g in GREETINGS if " " in g),
+                                                                              key=len, reverse=True)) + r")(?!\w)")
+
+
 def is_greeting(text: str) -> bool:
     norm = bare_words(text)
-    return norm in GREETINGS or (bool(norm) and _greeting_word(norm.split()[0]) and _small_talk_piece(norm))
+    opens = bool(norm) and (_greeting_word(norm.split()[0]) or bool(_OPENING_GREETING.match(norm)))
+    return norm in GREETINGS or (opens and _small_talk_piece(norm))
 
 
 # Uncertainty is not an answer either: "not sure really", "I don't know yet", "no clue tbh" were

@@ -1044,3 +1044,9 @@ def test_a_goal_said_back_carries_no_emoji():
 def test_the_areas_named_in_another_language_answer_the_area_question(text, area):
     reading = read_by_rules(text, at("category", goal="aprender a nadar"))
     assert (reading.act, reading.get("category")) == ("answer", area), reading
+
+
+@pytest.mark.parametrize("text", ["good evening coach", "good morning, bloom!"])
+def test_a_greeting_of_several_words_is_greeted_back(text):
+    reading = read_by_rules(text, at("goal"))
+    assert reading.act == "small_talk" and reading.gate.kind == "greeting", reading
