@@ -1050,3 +1050,9 @@ def test_the_areas_named_in_another_language_answer_the_area_question(text, area
 def test_a_greeting_of_several_words_is_greeted_back(text):
     reading = read_by_rules(text, at("goal"))
     assert reading.act == "small_talk" and reading.gate.kind == "greeting", reading
+
+
+def test_the_next_few_weeks_name_no_session():
+    reading = read_by_rules("for the next few weeks, evenings suit me better",
+                            at("done", goal="learn piano", plan=(THURSDAY, SUNDAY)))
+    assert (reading.act, reading.get("time_of_day")) == ("change", "evening") and not reading.has("session")

@@ -649,8 +649,8 @@ def days_in(text: str, ctx: ReadContext) -> tuple[str, ...]:
     return tuple(dict.fromkeys(code for code, _ in day_mentions(text, ctx)))
 
 
-# "the next one", "my upcoming session": the first session still to come ("next week" names a week).
-_NEXT_SESSION = re.compile(r"\b(?:next|upcoming)\b(?!\s+(?:week|weekend|month|year|time|day)\b)")
+# "the next one", "my upcoming session": the first session still to come ("the next few weeks" is none).
+_NEXT_SESSION = re.compile(r"\b(?:next|upcoming)\s+(?:one|session|practice|lesson|class|workout|run|swim|slot)\b")
 
 
 def _ref(value: Value | None, ctx: ReadContext) -> SessionRef | None:
