@@ -51,6 +51,11 @@ UNBACKED = [
     ("I have set a reminder for 7am tomorrow.", "set_reminder"),
     ("You now have a reminder set for 7pm.", "set_reminder"),
     ("Reminder set for tomorrow at 8!", "set_reminder"),
+    ("Reduced to 1 hour for this week.", "profile_update"),
+    ("I've lowered your weekly hours.", "profile_update"),
+    ("Your goal has been updated.", "profile_update"),
+    ("I'll change your best time to mornings.", "profile_update"),
+    ("I've reduced it to 2 hours a week.", "profile_update"),
 ]
 
 NOT_CLAIMS = [
@@ -96,6 +101,10 @@ NOT_CLAIMS = [
     "I don't see a missed session in the last two weeks — here are options for the coming days:",
     "Nice choice — that's a plan you can keep.",
     "You're all set: “learn to swim”.",
+    "Shall I change your weekly hours to 1 (1.5 now)? Say “yes” and I will.",
+    "If you want, I'll lower your weekly hours.",
+    "You could reduce it to 20 minutes on busy days.",
+    "Updated: your weekly hours are 3 (they were 4).",
 ]
 
 

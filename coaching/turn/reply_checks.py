@@ -454,10 +454,11 @@ def trim_dangling(text: str) -> str:
 # schedule it", "if you'd like, I'll move it"), what the learner did ("you moved it to Friday",
 # "the session you had scheduled for Monday"), negations ("I haven't scheduled anything").
 ACTION_BACKING = {"schedule": "schedule_session", "log": "log_checkin", "cancel": "cancel_session",
-                  "reminder": "set_reminder", "done": "any action"}
+                  "reminder": "set_reminder", "profile": "profile_update", "done": "any action"}
 # A move or a make-up put in place backs a claim of scheduling too ("I've moved it to Friday").
 _ALSO_BACKING = {"schedule": ("move_session", "apply_makeup")}
 
+_PROFILE_FIELD = r"\byour (?:weekly |study )?(?:hours|goal|best time|preferred time|time of day|confidence)(?: score)?"
 _SESSION_NOUN = r"(?:sessions?|practices?|practice sessions?|lessons?|slots?|classes|class|runs?|swims?|workouts?)"
 _OBJECT = (r"(?:it|them|that|this|those|these|both(?: of them)?|one|(?:your|the|a|an|another|two|three|four|\d+|"
            r"some|new|next|tomorrow's|today's|yesterday's|[a-z]+day's)(?: [\w':-]+){0,3}?)")
@@ -524,6 +525,17 @@ _ACTION_PATTERNS: list[tuple[str, str, str]] = [
     ("reminder", "promise", r"\bi(?:'ll| will|'m going to| am going to)(?: also)? (?:remind you(?! (?:that|of|why|"
                             r"how|what))|send you (?:a )?reminders?|set (?:up )?(?:a |you a )?reminders?|"
                             r"ping you|nudge you|text you|message you)\b"),
+    # A change of the learner's profile (weekly hours, goal, best time, confidence) is code's write
+    # too: before code's own "Shall I change your weekly hours to 1?", the model said "Reduced to 1
+    # hour for this week."
+    ("profile", "first", rf"{_FIRST} (?:changed|updated|lowered|reduced|raised|increased|switched|adjusted) "
+                         rf"(?:{_PROFILE_FIELD}|(?:it|that|them) (?:down |up )?to)\b"),
+    ("profile", "claim", r"^\W*(?:reduced|lowered|raised|increased|changed|updated|switched|adjusted) "
+                         r"(?:it |that |this |them )?(?:down |up )?to\b"
+                         rf"|{_PROFILE_FIELD}(?:'s| is| are| has been| have been) (?:now )?(?:changed|updated|lowered|"
+                         r"reduced|raised|increased|switched|adjusted)\b"),
+    ("profile", "promise", rf"{_WILL} (?:change|update|lower|reduce|raise|increase|switch|adjust) "
+                           rf"(?:{_PROFILE_FIELD}|(?:it|that|them) (?:down |up )?to)\b"),
     # A sentence that is only "Done." / "All set!" claims that something was done, whatever it was:
     # any write code made this turn backs it ("yes please" with nothing pending got "Done.").
     ("done", "claim", r"^\W*(?:(?:it's|that's|it is|that is|all|everything's|everything is)\s+)?(?:done|sorted|"

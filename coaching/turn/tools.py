@@ -60,7 +60,7 @@ SPECS: dict[str, ToolSpec] = {
 # Read-only tools the model may call in the tool loop. Actions (schedule, log) are taken by code
 # from parsed learner input: the 0.5B model is unreliable at choosing them.
 READ_TOOLS = ["get_profile", "get_plan", "get_progress", "search_memory"]
-ACTION_TOOLS = {"schedule_session", "move_session", "cancel_session", "apply_makeup", "log_checkin"}
+ACTION_TOOLS = {"schedule_session", "move_session", "cancel_session", "apply_makeup", "log_checkin", "profile_update"}
 
 
 def _session_json(session: PlannedSession) -> dict:
