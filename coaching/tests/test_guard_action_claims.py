@@ -235,3 +235,30 @@ def test_a_reply_naming_a_session_time_not_in_the_plan_is_regenerated(fake_model
     assert result.reply.content.startswith("Sounds good, keep going."), result.reply.content
     honesty = [e for e in result.turn.guard_events if e["kind"] == "honesty"]
     assert honesty and "Thu at 19:00" in honesty[0]["detail"] and honesty[0]["action"] == "regenerate"
+
+
+# --- the coach answers in English --------------------------------------------------------------------
+@pytest.mark.parametrize("text", ["Claro, vou ajudar! Como posso ajudar você hoje?",
+                                  "Natürlich, ich helfe dir gern beim Englischlernen."])
+def test_a_reply_in_another_language_is_a_finding(text):
+    assert [f.kind for f in guard.find_language(text)] == ["language"]
+
+
+@pytest.mark.parametrize("text", ["Sure, let's work on “aprender inglês para o trabalho” this week.", "Great!",
+                                  "You're doing well — keep your sessions short and steady."])
+def test_an_english_reply_is_no_finding_even_with_the_learners_words_in_it(text):
+    assert guard.find_language(text) == []
+
+
+@pytest.mark.django_db
+def test_a_reply_in_the_learners_language_is_regenerated_in_english(fake_model):
+    """FAKE scripted model: the first reply follows the learner into Portuguese, the second is English."""
+    from coaching.turn import turn_run
+
+    learner = onboarded_learner(make_client()[0])
+    fake_model.push("Claro, vou ajudar! Como posso ajudar você hoje?",
+                    "Happy to help. One short listening exercise a day is a good start.")
+    result = turn_run(message=_message(learner, "what's a good way to practise listening?"))
+    assert result.reply.content.startswith("Happy to help."), result.reply.content
+    language = [e for e in result.turn.guard_events if e["kind"] == "language"]
+    assert language and language[0]["action"] == "regenerate"

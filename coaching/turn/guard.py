@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from coaching.turn import prompts, reply_checks
+from coaching.turn.reading.language import ENGLISH, language_of
 
 MAX_REPLY_CHARS = 600
 
@@ -158,6 +159,14 @@ def find_voice(text: str, learner_text: str = "", previous_replies: Iterable[str
     if hit := reply_checks.loop(text, previous_replies):
         findings.append(Finding("loop", hit))
     return findings
+
+
+def find_language(text: str) -> list[Finding]:
+    """The coach answers in English, the language its templates, checks and staff read. The small
+    model follows the learner's language ("Olá! Quero aprender inglês…" got "Claro, vou ajudar!"):
+    a reply code tells is in another language is regenerated, then replaced."""
+    told = language_of(text)
+    return [Finding("language", f"reply in {told}")] if told not in (None, ENGLISH) else []
 
 
 def find_asks_known(text: str, known_goal: str) -> list[Finding]:

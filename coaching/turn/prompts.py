@@ -110,6 +110,7 @@ _REGENERATE_HINTS = {
     "repeat": "Do not ask or say again what you said in your last replies.",
     "unprompted_greeting": "Do not greet them; react to what they just said.",
     "asks_known": "You know their goal from the notes: build on it, do not ask for it.",
+    "language": "Answer in English only, even when they write in another language.",
 }
 
 

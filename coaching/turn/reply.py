@@ -41,7 +41,8 @@ def stream_checks(run: Run, *, system: str, toolbox: ToolBox, goal_category: str
         findings = (guard.find_leaks(text, system) + guard.find_false_claims(text, toolbox.done, known_times(run))
                     + guard.find_drift(text, goal_category)
                     + guard.find_voice(text, run.message.content, messages=messages, goal=run.known_goal)
-                    + guard.find_repeats(text, run.previous_replies) + guard.find_asks_known(text, run.known_goal))
+                    + guard.find_repeats(text, run.previous_replies) + guard.find_asks_known(text, run.known_goal)
+                    + guard.find_language(text))
         return findings + (extra(text) if extra else [])
     return check
 
@@ -97,7 +98,7 @@ def guarded(run: Run, text: str, *, messages: list[dict], system: str, toolbox: 
                         + guard.find_drift(text, goal_category)
                         + guard.find_voice(text, learner_text or run.message.content, run.previous_replies,
                                            messages, goal=goal or run.known_goal)
-                        + guard.find_asks_known(text, run.known_goal)
+                        + guard.find_asks_known(text, run.known_goal) + guard.find_language(text)
                         + (guard.find_dodge(text, learner_text or run.message.content, goal or run.known_goal)
                            if check_dodge else []))
             if not text.strip():
