@@ -1056,3 +1056,19 @@ def test_the_next_few_weeks_name_no_session():
     reading = read_by_rules("for the next few weeks, evenings suit me better",
                             at("done", goal="learn piano", plan=(THURSDAY, SUNDAY)))
     assert (reading.act, reading.get("time_of_day")) == ("change", "evening") and not reading.has("session")
+
+
+_ONE_OPTION = ({"label": "A", "summary": "1 session of 60 min (Thu at 19:00)", "kind": "plan"},)
+
+
+@pytest.mark.parametrize("text", ["merci beaucoup, bonne soirée", "thanks, good evening", "danke, schönen abend",
+                                  "thanks, have a good night"])
+def test_a_good_wish_after_plan_options_is_no_new_request(text):
+    reading = read_by_rules(text, at("done", goal="learn python", pending_kind="plan", options=_ONE_OPTION))
+    assert reading.act != "plan" and not reading.has("time_of_day"), reading
+
+
+def test_a_time_of_day_said_after_plan_options_is_still_a_new_request():
+    reading = read_by_rules("nice, but mornings would be better",
+                            at("done", goal="learn python", pending_kind="plan", options=_ONE_OPTION))
+    assert (reading.act, reading.get("time_of_day")) == ("plan", "morning")

@@ -375,6 +375,15 @@ def _concern(text: str) -> dict[str, Value]:
 
 
 # --- after onboarding -----------------------------------------------------------------------------
+# A good wish names a time of day without saying when to plan anything: "good evening", "have a
+# good night", "bonne soirée", "schönen Abend", "buona serata" ("good"/"nice" in the six other
+# languages whose times of day are read, before the time word).
+_GOOD_WISH = re.compile(r"(?i)\b(?:good|nice|great|lovely|bonne?|buen[oa]s?|boa|bom|gute[nr]?|sch[öo]ne[nr]?|"
+                        r"buon[ao]?|fijne|goede)\s+(?:morning|afternoon|evening|night|day|matin|matinée|soir|soirée|"
+                        r"nuit|noches?|tardes?|d[ií]as?|noite|manhã|abend|morgen|nacht|tag|serata|sera|notte|"
+                        r"giornata|avond|middag|nacht)\b")
+
+
 def _coaching(text: str, ctx: ReadContext, intent) -> Reading:
     norm = normalise(text)
     concern = _concern(text)
@@ -385,8 +394,11 @@ def _coaching(text: str, ctx: ReadContext, intent) -> Reading:
             values = {**moved.values, "session": _v(str(ctx.options[0]["session_id"]), text)}
             return Reading(MOVE, values, cue="says to when, after the coach asked")
     said = plan_values(text, ctx) if ctx.pending_kind == "plan" else {}
+    said_now = {slot for slot, v in said.items() if not v.earlier}
+    if said_now == {"time_of_day"} and _GOOD_WISH.search(text):
+        said_now = set()  # "thanks, good evening", "merci, bonne soirée": a wish, not when to plan
     if (said and not asks(text) and intent.kind not in (intents.REPORT, intents.RESCHEDULE) and not _CANCEL.search(norm)
-            and any(not v.earlier for v in said.values())):
+            and said_now):
         # After plan options, "only Tuesdays and Saturdays at 14:00" says when: a new request.
         return Reading(PLAN, said, cue="says when, after the plan options")
     if goal := goal_correction(text):
