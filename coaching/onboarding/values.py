@@ -88,8 +88,9 @@ _AREA_ELSEWHERE = {word: area for area, words in CATEGORY_NAMES_ELSEWHERE.items(
 # "tarde" late, "sera" (French) "will be", "Morgen" tomorrow.
 _TIMES_ELSEWHERE = {
     BestTime.MORNING: ("por la mañana", "de la mañana", "en la mañana", "las mañanas", "mañanas", "de manhã",
-                       "pela manhã", "manhãs", "le matin", "matin", "matins", "morgens", "am morgen", "vormittag",
-                       "vormittags", "mattina", "mattino", "ochtend", "'s ochtends", "утром", "утро", "朝"),
+                       "pela manhã", "manhã", "manhãs", "le matin", "matin", "matins", "morgens", "am morgen",
+                       "vormittag", "vormittags", "mattina", "mattino", "ochtend", "'s ochtends", "утром", "утро",
+                       "朝"),
     BestTime.MIDDAY: ("mediodía", "almoço", "midi", "mittag", "mittags", "pranzo", "обед"),
     BestTime.AFTERNOON: ("por la tarde", "de la tarde", "las tardes", "à tarde", "a tarde", "de tarde", "pela tarde",
                          "après-midi", "nachmittag", "nachmittags", "pomeriggio", "middag", "'s middags", "днём",

@@ -1072,3 +1072,8 @@ def test_a_time_of_day_said_after_plan_options_is_still_a_new_request():
     reading = read_by_rules("nice, but mornings would be better",
                             at("done", goal="learn python", pending_kind="plan", options=_ONE_OPTION))
     assert (reading.act, reading.get("time_of_day")) == ("plan", "morning")
+
+
+@pytest.mark.parametrize("text,when", [("manhã cedo", "morning"), ("amanhã de tarde", "afternoon")])
+def test_manha_alone_is_the_morning_and_amanha_is_not(text, when):
+    assert read_by_rules(text, at("best_time", goal="learn english")).get("time_of_day") == when
