@@ -189,7 +189,7 @@ def _clean_goal(phrase: str) -> str:
     # "…, I have family there"); a list inside the goal ("read, write and speak Italian") stays.
     phrase = _REASON_CLAUSE.split(phrase, maxsplit=1)[0]
     phrase = _without_answer_clauses(phrase)
-    phrase = _TRAIL_FILLER.sub("", up_to_pictograph(phrase).strip(" ,.-—–!?"))
+    phrase = _TRAIL_FILLER.sub("", phrase.strip(" ,.-—–!?"))
     return re.sub(r"\s+", " ", phrase).strip(" ,.-—–!?")[:300]
 
 

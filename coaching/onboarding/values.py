@@ -420,13 +420,20 @@ def _plain_elsewhere(norm: str, amounts: list[_Amount]) -> bool:
     return len(amounts) == 1 and bool(_PER_WEEK.search(norm)) and not _ANY_NUMBER.search(rest)
 
 
-def _read_hours(text: str) -> _HoursRead:
+def _amounts_said(text: str) -> tuple[str, list[_Amount]]:
+    """The message as the hours are read in it, and its amounts of time (a number word of another
+    language only where nothing else is left to read)."""
     norm = re.sub(r"(\d),(\d)", r"\1.\2", normalise(text))
     norm = re.sub(r"\b(?:on )?a scale (?:of|from) (?:1|one) to (?:10|ten)\b|\b(?:1|one) (?:to|-) (?:10|ten)\b",
                   " ", norm)
     amounts = _amounts(norm)
     if any(a.elsewhere for a in amounts) and not _plain_elsewhere(norm, amounts):
         amounts = [a for a in amounts if not a.elsewhere]
+    return norm, amounts
+
+
+def _read_hours(text: str) -> _HoursRead:
+    norm, amounts = _amounts_said(text)
     if not amounts:
         return _HoursRead(None, None, "", False, "")
     # A count of sittings is no amount: "3x a week", "2 sessions of an hour", "three days a week".
@@ -494,9 +501,7 @@ def amounts_apart(text: str) -> list[str]:
     read = _read_hours(text)
     if read.weekly is None or read.per:
         return []
-    amounts = _amounts(re.sub(r"(\d),(\d)", r"\1.\2", normalise(text)))
-    if any(a.elsewhere for a in amounts) and not _plain_elsewhere(normalise(text), amounts):
-        amounts = [a for a in amounts if not a.elsewhere]
+    _, amounts = _amounts_said(text)
     # With a unit said, the bare numbers beside it count something else ("one long session of 4 hours").
     amounts = [a for a in amounts if a.with_unit] or amounts
     if len({round(a.hours, 2) for a in amounts}) < 2:

@@ -633,14 +633,15 @@ def _move(text: str, ctx: ReadContext, intent) -> Reading:
             values["time"] = _v(f"{request.hour:02d}:{request.minute:02d}", target_part)
         elif request.best_time:
             values["time_of_day"] = _v(request.best_time, target_part)
-        elif (clock := clock_time(target_part, near=(near := _ref(values.get("session"), ctx)))) and (
-                near is not None or int(clock[:2]) >= 12 or re.search(r"\bam\b", target_part)):
-            # "move it to 8pm": a clock time with no "at" before it. "8:30" with no session to be
-            # near is morning or evening: the coach asks.
-            values["time"] = _v(clock, target_part)
-        elif (near := _ref(values.get("session"), ctx)) and (hour := _BARE_HOUR.fullmatch(target_part.strip())):
-            # "move the 6pm one to 8": an hour alone, read near the session it moves (20:00).
-            values["time"] = _v(clock_time(f"{hour.group(1)}:00", near=near), target_part)
+        else:
+            # "move it to 8pm", "move the 6pm one to 8": a clock time with no "at" before it, or an
+            # hour alone, read near the session it moves (20:00). "8:30" with no session to be near
+            # is morning or evening: the coach asks.
+            near = _ref(values.get("session"), ctx)
+            hour = _BARE_HOUR.fullmatch(target_part.strip())
+            clock = clock_time(f"{hour.group(1)}:00" if hour else target_part, near=near)
+            if clock and (near is not None or int(clock[:2]) >= 12 or re.search(r"\bam\b", target_part)):
+                values["time"] = _v(clock, target_part)
     return Reading(MOVE, values, cue=intent.cue or "asks to move a session")
 
 
@@ -687,7 +688,7 @@ def session_named(text: str, ctx: ReadContext) -> Value | None:
     several fit: the coach asks."""
     days = days_in(text, ctx)
     norm = normalise(text)
-    if not days and _NEXT_SESSION.search(norm) and (upcoming := upcoming_session_named(text, ctx)):
+    if not days and (upcoming := upcoming_session_named(text, ctx)):  # "the next one"
         return _v(upcoming.ref, text)
     if not days and (at := clock_time(text)):
         # "the 7pm one": the one planned session at that time.
