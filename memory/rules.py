@@ -111,7 +111,7 @@ def validate_model_facts(parsed: Any, *, source: str | None = None) -> tuple[lis
             content = third_person(content)
             fact = CleanFact(fact_type=fact.fact_type, content=content, confidence=fact.confidence)
         h = content_hash(fact.content)
-        if h in seen or (source is not None and not grounded(fact.content, source)):
+        if h in seen or (source is not None and not grounded(fact.content, asserted(source))):
             dropped += 1
             continue
         seen.add(h)
@@ -120,6 +120,25 @@ def validate_model_facts(parsed: Any, *, source: str | None = None) -> tuple[lis
         dropped += len(kept) - conf.MAX_FACTS_PER_MESSAGE
         kept = kept[: conf.MAX_FACTS_PER_MESSAGE]
     return kept, dropped
+
+
+# A yes/no question opens with an auxiliary or modal verb and asserts nothing: "did you put my
+# sessions in my calendar?" leaves open whether they are there, so it grounds no fact (the extractor
+# stored "The learner put their sessions in their Google calendar"). A wh-question presupposes what
+# it asks about ("why do I keep forgetting the words?" tells that the learner forgets), so it still
+# grounds facts, as statements do. English auxiliaries are a closed class.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n")
+_POLAR_QUESTION = re.compile(
+    r"(?i)^(?:(?:so|and|but|also|btw|ok|okay|hey|um|oh|wait|coach)\b[\s,]*)*"
+    r"(?:do|does|did|is|are|was|were|am|can|could|should|would|will|shall|may|might|must|have|has|had)"
+    r"(?:n't|n’t)?\b")
+
+
+def asserted(message: str) -> str:
+    """The message without its yes/no questions: the words that state something."""
+    kept = [s for s in (part.strip() for part in _SENTENCE_END.split(message))
+            if s and not (s.endswith("?") and _POLAR_QUESTION.match(s))]
+    return " ".join(kept)
 
 
 # A message that only asks the coach to do something ("can we plan my week?", "let's plan") says

@@ -216,3 +216,25 @@ def test_a_goal_the_learner_never_stated_is_not_stored():
         {"facts": [{"fact_type": "insight", "content": "The learner's goal is to hold a conversation in Italian.",
                     "confidence": 0.8}]}, source="I want to hold a conversation in Italian with my partner")
     assert len(kept) == 1 and dropped == 0
+
+
+@pytest.mark.parametrize("source,fact,kept", [
+    # A yes/no question leaves its proposition open: nothing in it is the learner's to store.
+    ("did you put my sessions in my google calendar?",
+     "The learner put their sessions in their Google calendar.", False),
+    ("Is it bad to practise right before sleeping?", "The learner practises right before sleeping.", False),
+    ("so can I switch to evening sessions?", "The learner switches to evening sessions.", False),
+    ("Hey, should I drop French for now?", "The learner dropped French.", False),
+    # A statement beside the question still grounds its fact.
+    ("I practise right before sleeping. Is that bad?", "The learner practises right before sleeping.", True),
+    ("I like mornings, does that help?", "The learner likes mornings.", True),
+    # A wh-question presupposes what it asks about.
+    ("Why do I keep forgetting the vocabulary I learned last week?",
+     "The learner keeps forgetting vocabulary learned last week.", True),
+    ("Since I only have 20 minutes at lunch, what should I focus on?",
+     "The learner has 20 minutes at lunch to study.", True),
+])
+def test_a_yes_no_question_grounds_no_fact(source, fact, kept):
+    facts, dropped = rules.validate_model_facts(
+        {"facts": [{"fact_type": "insight", "content": fact, "confidence": 0.8}]}, source=source)
+    assert (len(facts), dropped) == ((1, 0) if kept else (0, 1))
