@@ -20,6 +20,7 @@ from coaching.onboarding.answers import (
     goal_from_its_verb,
     is_vague,
     later_goal,
+    named_change,
     non_answer_kind,
     time_correction,
 )
@@ -47,7 +48,7 @@ from coaching.onboarding.values import (
 __all__ = [
     "CLARIFY", "CLARIFY_ALT", "LEAD_INS", "NOTES", "QUESTIONS", "STEPS", "OnboardingAnswers", "StepOutcome",
     "advance", "apply_values", "completion_summary", "confirmation", "extract_goal", "first_missing_step",
-    "goal_correction", "goal_from_its_verb",
-    "is_vague", "later_goal", "map_category", "non_answer_kind", "parse_best_time", "parse_category_answer",
+    "goal_correction", "goal_from_its_verb", "is_vague", "later_goal", "map_category", "named_change",
+    "non_answer_kind", "parse_best_time", "parse_category_answer",
     "parse_confidence", "parse_hours", "question_for", "reprompt", "time_correction",
 ]

@@ -19,12 +19,19 @@ from coaching.onboarding.values import (
     map_category,
     normalise,
     parse_best_time,
+    parse_category_answer,
     parse_confidence,
     parse_hours,
     says_time_amount,
     swap_name,
 )
-from coaching.turn.reading.vocabulary import CHANGE_OF_MIND_WORDS, QUESTION_START, QUESTION_WORD, weekdays_named
+from coaching.turn.reading.vocabulary import (
+    CHANGE_OF_MIND_WORDS,
+    QUESTION_START,
+    QUESTION_WORD,
+    weekdays_named,
+    without_replaced,
+)
 
 
 def is_vague(text: str) -> bool:
@@ -339,6 +346,51 @@ def goal_correction(text: str) -> str | None:
             or (len(norm.split()) <= 3 and any(has_keyword(norm, k) for _, ks in TIME_RULES for k in ks))):
         return None
     return goal
+
+
+# A profile value changed by its name: "switch my goal to passing DELE B1", "cut my hours down to 2
+# a week", "new goal: learn blender", "change the category to career", "my best time is actually
+# late night now". The names are the profile's own fields (a closed class); the value after them is
+# read by the field's own parser, never taken as said. A question weighs a change ("should I lower
+# my hours to 2?"), except a request put as one ("can we change my time to evenings?").
+_FIELD_NAMES = {
+    "primary_goal": r"goal",
+    "goal_category": r"category|area",
+    "weekly_hours": r"(?:weekly\s+)?hours(?:\s+(?:a|per)\s+week)?",
+    "best_time": r"best\s+time|time\s+of\s+day|usual\s+time|time",
+    "confidence": r"confidence(?:\s+score)?|confidence\s+level",
+}
+_FIELD = "(?P<field>" + "|".join(_FIELD_NAMES.values()) + ")"
+_CHANGE_VERB = r"change|switch|set|update|make|cut|lower|raise|bump|reduce|increase|drop|put|turn|move"
+_NAMED_CHANGES = (
+    # "switch my goal to …", "cut my hours down to 2 a week", "change the category to career"
+    re.compile(rf"(?i)\b(?:{_CHANGE_VERB})\s+(?:my|the|our)\s+(?:new\s+)?{_FIELD}\s+(?:(?:down|up|back)\s+)?"
+               r"(?:to|into|as)\s+(?P<value>.+)"),
+    # "new goal: learn blender for 3d art"
+    re.compile(rf"(?i)\bnew\s+{_FIELD}\s*(?:is\b|[:=–-])\s*(?P<value>.+)"),
+    # "my best time is actually late night now" (said as new: "my goal is …" alone is goal_correction's)
+    re.compile(rf"(?i)\bmy\s+{_FIELD}\s+(?:is|are|'s|should be)\s+(?:(?:now|actually|really|more like)\s+)+"
+               r"(?P<value>.+)"),
+)
+_REQUEST_AS_QUESTION = re.compile(r"(?i)^\W*(?:(?:wait|ok|okay|so|hey|um|also|and)[\s,!]+)*(?:can|could|may)\s+"
+                                  r"(?:i|we|you|u)\b")
+
+
+def named_change(text: str) -> dict:
+    """The profile value a message changes by naming it (`{field: value}`), or {}: the value read by
+    the field's parser from the words after the name, without any it says it replaces."""
+    match = next((m for pattern in _NAMED_CHANGES if (m := pattern.search(text))), None)
+    if match is None or (text.rstrip().endswith("?") and not _REQUEST_AS_QUESTION.match(text)):
+        return {}
+    field = next(name for name, words in _FIELD_NAMES.items() if re.fullmatch(words, match.group("field"), re.I))
+    said = match.group("value")
+    if field == "primary_goal":
+        goal = _clean_goal(said)  # which cuts "instead of …" and what follows
+        ok = goal and _substantive(goal) and not non_answer_kind(goal) and not area_not_goal(goal, said)
+        return {field: goal} if ok else {}
+    value = {"goal_category": parse_category_answer, "weekly_hours": parse_hours, "best_time": parse_best_time,
+             "confidence": parse_confidence}[field](without_replaced(said))
+    return {} if value in (None, "") else {field: value}
 
 
 # A change of the best time after onboarding names a time of day in the same clause as one of

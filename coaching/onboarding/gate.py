@@ -18,6 +18,7 @@ from coaching.onboarding.answers import (
     is_bare_question,
     is_vague,
     later_goal,
+    named_change,
     non_answer_kind,
 )
 from coaching.onboarding.small_talk import is_greeting, strip_greeting
@@ -40,6 +41,7 @@ from coaching.onboarding.values import (
     parse_hours,
     said_with_unit,
 )
+from coaching.turn.reading.vocabulary import without_replaced
 
 STEPS = [OnboardingStep.GOAL, OnboardingStep.CATEGORY, OnboardingStep.WEEKLY_HOURS,
          OnboardingStep.BEST_TIME, OnboardingStep.CONFIDENCE, OnboardingStep.DONE]
@@ -68,6 +70,13 @@ def _with_unit(pattern, parse):
         return parse(match.group(0)) if match else None
 
     return read
+
+
+def _without(goal: str, text: str) -> str:
+    """The message without the goal's words: a number inside the goal ("run a half marathon in
+    under 2 hours") is part of the goal, not an answer to a later question."""
+    at = text.lower().find(goal.lower())
+    return text if at < 0 else f"{text[:at]} {text[at + len(goal):]}"
 
 
 def _early_values(text: str, answers: OnboardingAnswers) -> dict:
@@ -162,15 +171,24 @@ def advance(answers: OnboardingAnswers, text: str, *, rejected_in_row: int = 0) 
     # A correction of the goal works at every step (and re-maps the category); so does a goal
     # stated with a goal verb at a later step ("I want to get better at playing guitar" at the
     # category question), and any real goal while the stored one says nothing.
+    named = named_change(text)
     if step != OnboardingStep.GOAL and (goal := goal_correction(text) or goal_swap(answers.primary_goal, text)
-                                        or later_goal(answers, text)):
+                                        or named.get("primary_goal") or later_goal(answers, text)):
         updates: dict = {"primary_goal": goal}
         category = map_category(goal)
         if category or answers.goal_category:
             updates["goal_category"] = category or ""
         return _finish(answers, step, updates, [NOTES["corrected"].format(what=f"your goal is “{goal}”")],
                        corrected=list(updates))
-    if step != OnboardingStep.GOAL and CORRECTION.match(text) and (fix := _correct_other_field(answers, text)):
+    if named and FIELD_OF_STEP.get(step) not in named and step != OnboardingStep.GOAL:
+        # "wait can i change the hours to 4 instead of 3" at the best-time question: the value named
+        # changes an earlier answer (or gives a later one early); this question is asked again.
+        fix = named
+    elif step != OnboardingStep.GOAL and CORRECTION.match(text):
+        fix = _correct_other_field(answers, text)
+    else:
+        fix = {}
+    if fix:
         name, value = next(iter(fix.items()))
         label = {"goal_category": "the area", "weekly_hours": "hours a week", "best_time": "best time",
                  "confidence": "confidence"}[name]
@@ -190,11 +208,12 @@ def advance(answers: OnboardingAnswers, text: str, *, rejected_in_row: int = 0) 
         category = map_category(goal)
         if category:
             updates["goal_category"] = category
-        updates.update(_early_values(text, answers))
+        updates.update(_early_values(_without(goal, text), answers))
         return _finish(answers, step, updates, [])
 
     if is_greeting(text) or is_vague(text):
         return _retry_default(answers, step, "greeting" if is_greeting(text) else "filler", rejected_in_row)
+    text = without_replaced(text)  # "4 instead of 3": the 3 is the value replaced, not an answer
     updates = {}
     if step in _STEP_ANSWERS:
         field, parse, out_of_range = _STEP_ANSWERS[step]

@@ -364,6 +364,7 @@ _COUNT_NUM = rf"{_NUM}|once|twice|thrice"
 _OCCASION_WORDS = r"x|times?|sessions?|days?|evenings?|mornings?|nights?|afternoons?|lessons?|sittings?"
 _TIMES_A_WEEK = re.compile(rf"\b({_COUNT_NUM})(?:\s*(?:-|to|or|ou)\s*({_NUM}))?\s*(?:(?:{_OCCASION_WORDS})\s*)?"
                            r"(?:a|per|each|every|/|in the|in a)\s*week\b")
+_COUNTS_SITTINGS = re.compile(rf"\b(?:{_OCCASION_WORDS}|twice|once|thrice)\b|\d\s*[x×]")
 _N_SESSIONS_OF = re.compile(rf"\b({_NUM})\s*(?:(?:sessions?|lessons?|blocks?|slots?|x)\s+(?:of|at)\b|[x×]\s*(?=\d))")
 _PER_WEEK = re.compile(r"\b(?:a|per|each|every|/)\s*week\b|\bweekly\b|\bin total\b|\bin all\b|\ball together\b|"
                        r"\baltogether\b|\bpor semana\b|\bpar semaine\b|\bpro woche\b|\bin der woche\b|"
@@ -420,12 +421,21 @@ def _plain_elsewhere(norm: str, amounts: list[_Amount]) -> bool:
     return len(amounts) == 1 and bool(_PER_WEEK.search(norm)) and not _ANY_NUMBER.search(rest)
 
 
+# From one clock time to another ("every evening 8-9", "from 7 to 8:30", "6-7pm"): when, not how
+# long; no amount of hours.
+_CLOCK_TO = r"(\d{1,2}(?::\d{2})?\s*(?:am|pm)?\s*(?:-|–|to|until|till)\s*\d{1,2}(?::\d{2})?\s*(?:am|pm)?)"
+_CLOCK_SPAN = re.compile(rf"\b(?:mornings?|evenings?|nights?|afternoons?|from|at)\s+{_CLOCK_TO}"
+                         r"(?!\s*(?:hours?|hrs?|h\b|minutes?|mins?))|"
+                         r"\b(\d{1,2}(?::\d{2})?\s*(?:-|–|to)\s*\d{1,2}(?::\d{2})?\s*(?:am|pm))\b")
+
+
 def _amounts_said(text: str) -> tuple[str, list[_Amount]]:
     """The message as the hours are read in it, and its amounts of time (a number word of another
     language only where nothing else is left to read)."""
     norm = re.sub(r"(\d),(\d)", r"\1.\2", normalise(text))
     norm = re.sub(r"\b(?:on )?a scale (?:of|from) (?:1|one) to (?:10|ten)\b|\b(?:1|one) (?:to|-) (?:10|ten)\b",
                   " ", norm)
+    norm = _CLOCK_SPAN.sub(lambda m: m.group(0).replace(span := m.group(1) or m.group(2), " " * len(span)), norm)
     amounts = _amounts(norm)
     if any(a.elsewhere for a in amounts) and not _plain_elsewhere(norm, amounts):
         amounts = [a for a in amounts if not a.elsewhere]
@@ -439,14 +449,24 @@ def _read_hours(text: str) -> _HoursRead:
     # A count of sittings is no amount: "3x a week", "2 sessions of an hour", "three days a week".
     count_match = _TIMES_A_WEEK.search(norm) or _N_SESSIONS_OF.search(norm)
     if count_match:
-        amounts = [a for a in amounts if not (count_match.start() <= a.start < count_match.end() and not a.with_unit)
-                   ] or amounts
+        counted = [a for a in amounts if not (count_match.start() <= a.start < count_match.end() and not a.with_unit)]
+        if counted:
+            amounts = counted
+        elif _COUNTS_SITTINGS.search(count_match.group(0)):
+            # "3 times a week": how often, and no word of how long: no amount to store (asked).
+            return _HoursRead(None, None, "", False, "")
+        else:
+            count_match = None  # "2 a week", "2-3 a week": the number is the week's amount, not a count
     timed = [a for a in amounts if a.with_unit] or amounts
     outside = norm if not count_match else norm[:count_match.start()] + " " * len(count_match.group(0)) + \
         norm[count_match.end():]
     if week := _PER_WEEK.search(outside):
         before = [a for a in timed if a.end <= week.start()]
         chosen = before[-1] if before else _nearest(timed, week.start())
+        if count_match and count_match.re is _N_SESSIONS_OF and chosen.start >= count_match.end():
+            # "3 x 45 min a week": the sittings' length times their count is the week.
+            times = _midpoint(count_match.group(1), None)
+            return _HoursRead(chosen.hours * times, chosen.hours, chosen.said, chosen.with_unit, "count")
         return _HoursRead(chosen.hours, chosen.hours, chosen.said, chosen.with_unit, "week")
     if count_match:
         times = _midpoint(count_match.group(1), count_match.group(2) if count_match.re is _TIMES_A_WEEK else None)
@@ -493,6 +513,10 @@ def _without_compared_days(norm: str) -> str:
     return norm
 
 
+_A_SCORE = re.compile(r"\ban?\s+$")  # "like a 4": a score, not an amount
+_ENDS_CLAUSE = re.compile(r"\s*(?:$|[,.;:!?)]|(?:on|in|if|when|at|or|but|max|tops|ish)\b)")
+
+
 def amounts_apart(text: str) -> list[str]:
     """The amounts said when a message gives two or more different ones with nothing to tell which
     is the week's ("i'd say 5 but realistically 3", "maybe 4, maybe 5"): no rate, period or count
@@ -501,9 +525,13 @@ def amounts_apart(text: str) -> list[str]:
     read = _read_hours(text)
     if read.weekly is None or read.per:
         return []
-    _, amounts = _amounts_said(text)
-    # With a unit said, the bare numbers beside it count something else ("one long session of 4 hours").
-    amounts = [a for a in amounts if a.with_unit] or amounts
+    norm, amounts = _amounts_said(text)
+    if any(a.with_unit for a in amounts):
+        # With a unit said, a bare number before a noun counts something else ("one long session of
+        # 4 hours"); one that ends its clause is another amount ("3 ore, forse 4", "1 hour? 1.5 on a
+        # good week"), unless it is a score ("my confidence is like a 4").
+        amounts = [a for a in amounts if a.with_unit or (_ENDS_CLAUSE.match(norm, a.end)
+                                                          and not _A_SCORE.search(norm, 0, a.start))]
     if len({round(a.hours, 2) for a in amounts}) < 2:
         return []
     return [a.said for a in amounts]
@@ -615,30 +643,57 @@ def parse_best_time(text: str) -> str | None:
     named = [(m.start(), m.end(), value) for m, value in _time_phrases(norm)
              # "tonight" is a moment by itself (plan_request still reads it as this evening).
              if not _A_MOMENT.search(norm[:m.start()]) and m.group(0) != "tonight"
+             and not _DENIED.search(norm[:m.start()])
              and not (value == BestTime.FLEXIBLE and _A_CONDITION.match(norm, m.end()))]
     values = {value for start, end, value in named
               if not any(s <= start and end <= e and (e - s) > (end - start) for s, e, _ in named)}
     if len(values) > 1:
         return None
+    clock = _clock_period(norm)
     if values:
-        return values.pop()
-    # A clock time needs its marker ("7pm", "6:30", "8 o'clock"): a bare "5" is more likely a
-    # confidence or an hour count given at the wrong step than a time of day.
+        worded = values.pop()
+        if (clock and _CLOCK_CLEAR.search(norm) and worded in _DAY_ORDER
+                and abs(_DAY_ORDER.index(clock) - _DAY_ORDER.index(worded)) > 1):
+            # "I'm on night shifts so... 2pm?": a clock time far from the part of the day a word
+            # names says when; the word is about something else.
+            return clock
+        return worded
+    return clock
+
+
+# A part of the day said as not wanted ("not mornings", "anything but evenings") is no answer.
+_DENIED = re.compile(r"\b(?:not|no|never|except|anything but|apart from|other than)\s+(?:(?:in|on|at)\s+)?"
+                     r"(?:the\s+)?$")
+# A clock time whose half of the day is said ("2pm", "14:00"); "evening 8:30" is 20:30.
+_CLOCK_CLEAR = re.compile(r"\b(?:\d{1,2}(?::\d{2})?\s*(?:am|pm)|(?:1[3-9]|2[0-3]|00):\d{2})\b")
+_DAY_ORDER = (BestTime.MORNING, BestTime.MIDDAY, BestTime.AFTERNOON, BestTime.EVENING, BestTime.NIGHT)
+
+
+def denied(span: str, source: str) -> bool:
+    """The words just before `span` in `source` say it is not wanted ("not mornings")."""
+    at = source.lower().find(span.lower())
+    return at >= 0 and bool(_DENIED.search(normalise(source[:at]) + " "))
+
+
+def _clock_period(norm: str) -> str | None:
+    """The part of the day a clock time falls in. A clock time needs its marker ("7pm", "6:30",
+    "8 o'clock"): a bare "5" is more likely a confidence or an hour count given at the wrong step
+    than a time of day."""
     match = re.search(r"\b(\d{1,2})(?::\d{2}|\s*(am|pm|o'?clock)\b)", norm)
-    if match:
-        hour = int(match.group(1)) % 24
-        if match.group(2) == "pm" and hour < 12:
-            hour += 12
-        if 5 <= hour < 11:
-            return BestTime.MORNING
-        if 11 <= hour < 14:
-            return BestTime.MIDDAY
-        if 14 <= hour < 18:
-            return BestTime.AFTERNOON
-        if 18 <= hour < 22:
-            return BestTime.EVENING
-        return BestTime.NIGHT
-    return None
+    if not match:
+        return None
+    hour = int(match.group(1)) % 24
+    if match.group(2) == "pm" and hour < 12:
+        hour += 12
+    if 5 <= hour < 11:
+        return BestTime.MORNING
+    if 11 <= hour < 14:
+        return BestTime.MIDDAY
+    if 14 <= hour < 18:
+        return BestTime.AFTERNOON
+    if 18 <= hour < 22:
+        return BestTime.EVENING
+    return BestTime.NIGHT
 
 
 _SCALE = re.compile(r"\b(?:on )?(?:a )?scale (?:of|from) (?:1|one) to (?:10|ten)\b|\b(?:from )?(?:1|one) (?:to|-) "

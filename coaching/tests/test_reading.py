@@ -1077,3 +1077,120 @@ def test_a_time_of_day_said_after_plan_options_is_still_a_new_request():
 @pytest.mark.parametrize("text,when", [("manhã cedo", "morning"), ("amanhã de tarde", "afternoon")])
 def test_manha_alone_is_the_morning_and_amanha_is_not(text, when):
     assert read_by_rules(text, at("best_time", goal="learn english")).get("time_of_day") == when
+
+
+# --- values said around other words ---------------------------------------------------------------
+def test_a_number_inside_the_goal_is_part_of_the_goal():
+    reading = read_by_rules("run a half marathon in under 2 hours", at("goal"))
+    assert reading.get("goal") == "run a half marathon in under 2 hours" and not reading.has("weekly_hours")
+    # Said beside the goal, with its rate, the hours are still an early answer.
+    early = read_by_rules("learn the cello, 3 hours a week", at("goal"))
+    assert (early.get("goal"), early.get("weekly_hours")) == ("learn the cello", 3.0), early
+
+
+@pytest.mark.parametrize("text,step,slot,value", [
+    ("mayb 8. oh and can u make it 4 hours a week instead of 3", "confidence", "confidence", 8),
+    ("5 rather than 7", "confidence", "confidence", 5),
+    ("evenings instead of mornings", "best_time", "time_of_day", "evening"),
+])
+def test_the_value_a_learner_replaces_is_not_the_answer(text, step, slot, value):
+    reading = read_by_rules(text, at(step, goal="learn piano"))
+    assert reading.act == "answer" and reading.get(slot) == value, reading
+
+
+def test_a_pick_keeps_no_time_the_learner_replaces():
+    ctx = at("done", pending_kind="plan", options=(
+        {"label": "A", "summary": "Mon, Wed at 19:00", "kind": "plan"},
+        {"label": "B", "summary": "Tue, Thu at 07:30", "kind": "plan"}))
+    reading = read_by_rules("B looks good but can it be at 8 instead of 7:30?", ctx)
+    assert reading.get("option") == "B" and reading.get("time") != "07:30", reading
+
+
+@pytest.mark.parametrize("text,value", [
+    ("not mornings, I'm useless before coffee", None), ("anything but evenings", None),
+    ("rn I'm on night shifts so... 2pm? when I wake up", "afternoon"),
+    # Kept: a clock time of no stated half of the day, one next to the word, a word said as wanted.
+    ("evening 8:30", "evening"), ("night, like 9pm", "night"), ("mornings, not evenings", "morning"),
+])
+def test_a_part_of_the_day_said_as_unwanted_or_beside_a_far_clock_time_is_not_the_answer(text, value):
+    from coaching.onboarding.values import parse_best_time
+    assert parse_best_time(text) == value
+
+
+@pytest.mark.parametrize("text,hours", [
+    ("every evening 8-9", None), ("6-7pm daily", None), ("from 7 to 9", None),
+    ("2-3 hours", 2.5), ("from 2 to 3 hours", 2.5), ("3-4", 3.5),
+])
+def test_a_span_of_clock_times_is_no_amount_of_hours(text, hours):
+    from coaching.onboarding.values import parse_hours
+    parsed = parse_hours(text)
+    assert (None if parsed is None else float(parsed)) == hours
+
+
+@pytest.mark.parametrize("text,asked", [
+    ("Settimanalmente? direi 3 ore, forse 4", True), ("not a lot. maybe 1 hour? 1.5 on a good week", True),
+    ("3 hrs. also my confidence is like a 4 if that matters", False), ("one long session of 4 hours", False),
+])
+def test_a_second_amount_ending_its_clause_is_asked_about(text, asked):
+    reading = read_by_rules(text, at("weekly_hours", goal="learn piano"))
+    assert (reading.gate.kind == "two_amounts") is asked and reading.has("weekly_hours") is not asked, reading
+
+
+@pytest.mark.parametrize("text,outcome", [
+    ("did it but honestly i wasn't focused at all, kept checking my phone", "completed"),
+    ("i did it, no problems", "completed"),
+    ("didn't get to it, I read a bit though", "skipped"), ("i did not", "skipped"), ("nope", "skipped"),
+])
+def test_a_proposed_report_takes_its_outcome_from_the_first_clause_that_says(text, outcome):
+    ctx = at("done", plan=(TUESDAY_PAST,))
+    reading = settle(Proposal("report", {"outcome": "completed"}), text, ctx)
+    assert reading.get("outcome") == outcome, reading
+
+
+def test_a_proposed_time_of_day_the_learner_said_they_do_not_want_is_refused():
+    reading = settle(Proposal("answer", {"time_of_day": "mornings"}), "not mornings, I'm useless before coffee",
+                     at("best_time", goal="learn piano"))
+    assert not reading.has("time_of_day") and any("not wanted" in why for why in reading.rejected), reading
+
+
+@pytest.mark.parametrize("text,slot,value", [
+    ("switch my goal to passing DELE B1 instead", "goal", "passing DELE B1"),
+    ("start over. new goal: learn blender for 3d art", "goal", "learn blender for 3d art"),
+    ("cut my hours down to 2 a week, teaching load exploded", "weekly_hours", 2.0),
+    ("can you update my hours to 30 min a day", "weekly_hours", 3.5),
+    ("my best time is actually late night now, like 11pm", "time", "23:00"),
+    ("set my confidence to 7", "confidence", 7),
+])
+def test_a_profile_value_changed_by_its_name_is_a_change(text, slot, value):
+    reading = read_by_rules(text, at("done", goal="learn spanish"))
+    assert (reading.act, reading.get(slot)) == ("change", value), reading
+
+
+@pytest.mark.parametrize("text", [
+    "should I lower my hours to 2?",  # weighed: a question, offered by the coach
+    "change the time of thursday's session to 8pm",  # one session's time: a move
+    "my goal is to learn German",  # kept as before: goal_correction's
+])
+def test_a_named_value_weighed_or_of_one_session_is_no_profile_change_by_name(text):
+    from coaching.onboarding import named_change
+    assert named_change(text) == {}
+
+
+@pytest.mark.parametrize("text,step,slot,value", [
+    ("wait can i change the hours to 4 instead of 3", "best_time", "weekly_hours", 4.0),
+    ("can we change my time to evenings actually", "confidence", "time_of_day", "evening"),
+])
+def test_an_earlier_answer_changed_by_its_name_during_onboarding_is_a_change(text, step, slot, value):
+    reading = read_by_rules(text, at(step, goal="learn piano"))
+    assert (reading.act, reading.get(slot)) == ("change", value) and reading.gate.accepted, reading
+
+
+@pytest.mark.parametrize("text,hours", [
+    ("2 a week", 2.0), ("2-3 a week", 2.5), ("3 x 45 min a week", 2.25),
+    ("3 times a week", None), ("4 evenings a week", None),  # how often, not how long: asked
+    ("3x a week 45 min", 2.25), ("3 times a week, an hour each", 3.0),
+])
+def test_a_count_of_sittings_is_no_amount_of_hours(text, hours):
+    from coaching.onboarding.values import parse_hours
+    parsed = parse_hours(text)
+    assert (None if parsed is None else float(parsed)) == hours

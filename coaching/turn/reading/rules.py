@@ -54,6 +54,7 @@ from coaching.turn.reading.vocabulary import (
     says_no,
     says_yes,
     weekdays_named,
+    without_replaced,
 )
 
 _GATE_FIELDS = {"primary_goal": "goal", "goal_category": "category", "weekly_hours": "weekly_hours",
@@ -188,7 +189,7 @@ def _option_pick(text: str, ctx: ReadContext) -> Reading | None:
     if only_yes and not short:
         return None  # "yes, but can we do mornings instead": more than a pick
     # "A but at 8pm instead", "the first one, 40 min": the pick and the hour or the length said with it.
-    said = {k: v for k, v in time_values(text).items() if k == "time"}
+    said = {k: v for k, v in time_values(without_replaced(text)).items() if k == "time"}
     if (minutes := _length_with_pick(text)) is not None:
         said["session_minutes"] = _v(minutes, text)
     return Reading(ANSWER, {"option": _v(labels[index], text), **said}, cue=f"picked option {labels[index]}")
@@ -401,6 +402,13 @@ def _coaching(text: str, ctx: ReadContext, intent) -> Reading:
             and said_now):
         # After plan options, "only Tuesdays and Saturdays at 14:00" says when: a new request.
         return Reading(PLAN, said, cue="says when, after the plan options")
+    named = {_GATE_FIELDS[field]: value for field, value in onboarding.named_change(text).items()
+             if field != "goal_category"}  # the area is set in onboarding only
+    if named and not ("time_of_day" in named and upcoming_session_named(text, ctx)):
+        # "switch my goal to passing DELE B1", "cut my hours down to 2 a week": a value named as changed.
+        slot, value = next(iter(named.items()))
+        values = time_values(text, value) if slot == "time_of_day" else {slot: _v(_plain(value), text)}
+        return Reading(CHANGE, {**values, **concern}, cue=f"changes the {slot.replace('_', ' ')} by its name")
     if goal := goal_correction(text):
         return Reading(CHANGE, {"goal": _v(goal, goal)}, cue="changes the goal")
     if (intent.kind not in (intents.REPORT, intents.RESCHEDULE, intents.QUESTION)

@@ -12,7 +12,7 @@ from dataclasses import replace
 from coaching.models import OnboardingStep
 from coaching.onboarding.answers import is_bare_question, up_to_pictograph
 from coaching.onboarding.small_talk import is_greeting, is_small_talk, strip_greeting
-from coaching.onboarding.values import hours_with_rate, parse_best_time, parse_confidence, says_time_amount
+from coaching.onboarding.values import denied, hours_with_rate, parse_best_time, parse_confidence, says_time_amount
 from coaching.turn.reading import intent as intents
 from coaching.turn.reading.language import looks_foreign
 from coaching.turn.reading.rules import (
@@ -144,6 +144,20 @@ _NOT_AN_ANSWER = (QUESTION, PLAN, REPORT, MOVE, CANCEL)
 _ANSWERED = (*WRITTEN_SLOTS, "gloss")
 
 
+def _outcome_said(norm: str) -> str:
+    """Whether the session happened, from the first clause that says: "did it but honestly i wasn't
+    focused" was done (the "wasn't" is about the focus); "didn't get to it, I read a bit" was not.
+    A clause that says no or not, and no done word free of it, is a skip."""
+    for clause in re.split(r"[,.;!?]|\bbut\b|\bthough\b", norm):
+        if intents.said_skipped(clause):
+            return "skipped"
+        if intents.said_done(clause) and not negated(clause):
+            return "completed"
+        if negated(clause):
+            return "skipped"
+    return "completed"
+
+
 def settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
     """The proposal settled against the learner's words and the context. During onboarding the coach
     has asked a question: a message that asks nothing back and carries a value code accepts for it
@@ -219,6 +233,8 @@ def _settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
         elif slot == "time_of_day":
             if is_small_talk(span) or is_greeting(span) or _in_greeting(span, source):
                 why.append(f"time_of_day: a greeting ({span!r})")
+            elif denied(span, source):
+                why.append(f"time_of_day: said as not wanted ({span!r})")
             elif when := parse_best_time(span):
                 put("time_of_day", when, span, where)
         elif slot == "confidence":
@@ -310,7 +326,7 @@ def _settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
         # reports: the day or session named, else the only one not yet reported. The turn asks
         # before it writes a report only the model read (Reading.proposed).
         norm = normalise(text)
-        outcome = "skipped" if negated(text) or intents.said_skipped(norm) else "completed"
+        outcome = _outcome_said(norm)
         reference, weekday, count = intents.reference_in(norm)
         said = intents.Intent(REPORT, outcome=outcome, reference=reference, weekday=weekday, count=count, cue=text)
         found = report_reading(text, ctx, said).values

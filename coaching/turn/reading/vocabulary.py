@@ -120,6 +120,23 @@ CHANGE_OF_MIND_WORDS = r"actually|wait|no+ wait|correction|scratch that|on secon
 CHANGE_OF_MIND = re.compile(rf"(?i)\b(?:{CHANGE_OF_MIND_WORDS})\b")
 
 
+# --- a value said as the one replaced ------------------------------------------------------------
+# "make it 4 hours instead of 3", "B, at 8 rather than 7:30": the value after "instead of" is the
+# old one the learner replaces, never the new one. Readers of values read the text without it.
+# Whom a move or a cancel acts on is still read from the whole message ("saturday instead of
+# thursday" names Thursday's session). The markers are a closed class, in English and the six
+# languages whose numbers and units are read.
+_REPLACED = re.compile(
+    r"(?i)\b(?:instead of|rather than|in place of|en vez de|en lugar de|em vez de|au lieu de|anstatt|statt|"
+    r"invece di|in plaats van)\s+(?:(?:the|my|a|an|o|el|la|le|der|die|das|il)\s+)?"
+    r"(?:\d{1,2}(?:[:.h]\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.|o'?clock|h\b|hours?|hrs?|minutes?|mins?)?|[^\W\d_]+)")
+
+
+def without_replaced(text: str) -> str:
+    """The text without the values it says it replaces."""
+    return _REPLACED.sub(" ", text)
+
+
 # --- saying that something did not happen ------------------------------------------------------
 # Negation and its commonest forms in the languages learners have written to the coach: a closed
 # class, used to check a proposed report's outcome against the words (code settles, not the model).
