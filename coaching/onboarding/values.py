@@ -640,13 +640,7 @@ def parse_best_time(text: str) -> str | None:
     saturday afternoon", "mornings or evenings") are not one answer: None, and the question stays.
     A phrase inside a longer one ("lunch" in "after lunch") is the longer one's."""
     norm = normalise(text)
-    named = [(m.start(), m.end(), value) for m, value in _time_phrases(norm)
-             # "tonight" is a moment by itself (plan_request still reads it as this evening).
-             if not _A_MOMENT.search(norm[:m.start()]) and m.group(0) != "tonight"
-             and not _DENIED.search(norm[:m.start()])
-             and not (value == BestTime.FLEXIBLE and _A_CONDITION.match(norm, m.end()))]
-    values = {value for start, end, value in named
-              if not any(s <= start and end <= e and (e - s) > (end - start) for s, e, _ in named)}
+    values = parts_of_day_named(norm)
     if len(values) > 1:
         return None
     clock = _clock_period(norm)
@@ -659,6 +653,18 @@ def parse_best_time(text: str) -> str | None:
             return clock
         return worded
     return clock
+
+
+def parts_of_day_named(text: str) -> set[str]:
+    """The parts of the day the words name as wanted ("weekdays evening, weekend morning": two)."""
+    norm = normalise(text)
+    named = [(m.start(), m.end(), value) for m, value in _time_phrases(norm)
+             # "tonight" is a moment by itself (plan_request still reads it as this evening).
+             if not _A_MOMENT.search(norm[:m.start()]) and m.group(0) != "tonight"
+             and not _DENIED.search(norm[:m.start()])
+             and not (value == BestTime.FLEXIBLE and _A_CONDITION.match(norm, m.end()))]
+    return {value for start, end, value in named
+            if not any(s <= start and end <= e and (e - s) > (end - start) for s, e, _ in named)}
 
 
 # A part of the day said as not wanted ("not mornings", "anything but evenings") is no answer.

@@ -1194,3 +1194,9 @@ def test_a_count_of_sittings_is_no_amount_of_hours(text, hours):
     from coaching.onboarding.values import parse_hours
     parsed = parse_hours(text)
     assert (None if parsed is None else float(parsed)) == hours
+
+
+def test_a_proposed_time_of_day_from_a_message_naming_two_is_refused_at_the_question():
+    text = "depends on the day. weekdays evening, weekend morning"
+    reading = settle(Proposal("answer", {"time_of_day": "weekdays evening"}), text, at("best_time", goal="learn piano"))
+    assert not reading.has("time_of_day") and any("parts of the day" in why for why in reading.rejected), reading

@@ -12,7 +12,14 @@ from dataclasses import replace
 from coaching.models import OnboardingStep
 from coaching.onboarding.answers import is_bare_question, up_to_pictograph
 from coaching.onboarding.small_talk import is_greeting, is_small_talk, strip_greeting
-from coaching.onboarding.values import denied, hours_with_rate, parse_best_time, parse_confidence, says_time_amount
+from coaching.onboarding.values import (
+    denied,
+    hours_with_rate,
+    parse_best_time,
+    parse_confidence,
+    parts_of_day_named,
+    says_time_amount,
+)
 from coaching.turn.reading import intent as intents
 from coaching.turn.reading.language import looks_foreign
 from coaching.turn.reading.rules import (
@@ -235,6 +242,9 @@ def _settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
                 why.append(f"time_of_day: a greeting ({span!r})")
             elif denied(span, source):
                 why.append(f"time_of_day: said as not wanted ({span!r})")
+            elif len(parts_of_day_named(source)) > 1 and ctx.step != OnboardingStep.DONE:
+                # "weekdays evening, weekend morning": two answers to one question; asked again.
+                why.append(f"time_of_day: the message names {len(parts_of_day_named(source))} parts of the day")
             elif when := parse_best_time(span):
                 put("time_of_day", when, span, where)
         elif slot == "confidence":
