@@ -40,6 +40,7 @@ from coaching.onboarding.values import (
     parse_confidence,
     parse_hours,
     said_with_unit,
+    sittings_a_week,
 )
 from coaching.turn.reading.vocabulary import without_replaced
 
@@ -218,6 +219,9 @@ def advance(answers: OnboardingAnswers, text: str, *, rejected_in_row: int = 0) 
     if step in _STEP_ANSWERS:
         field, parse, out_of_range = _STEP_ANSWERS[step]
         value = _settled(text, parse)
+        if value in (None, "") and step == OnboardingStep.WEEKLY_HOURS and (times := sittings_a_week(text)):
+            # "3 times a week": how often, not how long; the next answer's length makes the week.
+            return _reject(step, "sittings", f"{times:g} times a week — about how long each time?")
         if value in (None, "") and step == OnboardingStep.WEEKLY_HOURS and (each := hours_per_occasion(text)):
             amount, occasion, five = each  # "30 minutes" on "evenings": no weekly total to store
             said = PER_OCCASION.format(amount=amount, each=occasion, five=five.normalize())

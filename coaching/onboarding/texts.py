@@ -108,7 +108,7 @@ def question_for(step: str, *, rejected_in_row: int = -1, last_reply: str = "") 
 def reprompt(outcome: StepOutcome, rejected_in_row: int, last_reply: str = "") -> str:
     """The templated text for a rejected answer: a lead-in naming what the message was, then the
     step's question in a phrasing the previous reply did not use."""
-    if (outcome.kind in ("per_occasion", "two_scores", "two_amounts") and outcome.error
+    if (outcome.kind in ("per_occasion", "sittings", "two_scores", "two_amounts") and outcome.error
             and outcome.error not in last_reply):
         return outcome.error  # rendered by the gate with what the learner said
     if outcome.kind == "area_only" and outcome.error in AREA_EXAMPLES:

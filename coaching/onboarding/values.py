@@ -579,6 +579,26 @@ def hours_per_occasion(text: str) -> tuple[str, str, Decimal] | None:
     return read.said, read.each, Decimal(str(round(read.amount * 5 * 2) / 2)).quantize(Decimal("0.1"))
 
 
+def sittings_a_week(text: str) -> float | None:
+    """How many sittings a week a message gives with no length of them ("3 times a week", "twice a
+    week"), or None."""
+    norm, amounts = _amounts_said(text)
+    count = _TIMES_A_WEEK.search(norm)
+    if count is None or not _COUNTS_SITTINGS.search(count.group(0)) or any(a.with_unit for a in amounts):
+        return None
+    return _midpoint(count.group(1), count.group(2))
+
+
+def hours_over_two_messages(text: str, before: str) -> Decimal | None:
+    """The week's hours when one message says how often and the other how long each time ("3 times
+    a week", then "40 min each time"; in either order): neither alone is a weekly total."""
+    for counted, each in ((before, text), (text, before)):
+        times, read = sittings_a_week(counted), _read_hours(each)
+        if times and read.per == "occasion" and read.amount is not None:
+            return Decimal(str(round(times * read.amount, 2))).quantize(Decimal("0.01"))
+    return None
+
+
 def session_minutes(text: str) -> int | None:
     """The length of one sitting when the learner gives an amount per day, per evening or session,
     or with a count ("20 minutes a day", "half an hour every evening", "30-minute sessions", "45

@@ -1200,3 +1200,20 @@ def test_a_proposed_time_of_day_from_a_message_naming_two_is_refused_at_the_ques
     text = "depends on the day. weekdays evening, weekend morning"
     reading = settle(Proposal("answer", {"time_of_day": "weekdays evening"}), text, at("best_time", goal="learn piano"))
     assert not reading.has("time_of_day") and any("parts of the day" in why for why in reading.rejected), reading
+
+
+@pytest.mark.parametrize("earlier,text,hours", [
+    ("3 times a week", "hmm like 40 min each time", 2.0),
+    ("about 45 minutes per session", "twice a week", 1.5),
+    ("3 times a week", "2 hours", 2.0),  # the question asked for the week: the week's amount
+])
+def test_how_often_and_how_long_over_two_messages_make_the_week(earlier, text, hours):
+    reading = read_by_rules(text, at("weekly_hours", goal="run a 10k", earlier=(earlier,)))
+    assert reading.act == "answer" and reading.get("weekly_hours") == hours, reading
+    assert reading.gate.accepted and float(reading.gate.updates["weekly_hours"]) == hours
+
+
+def test_how_often_with_no_length_asks_how_long_each_time():
+    reading = read_by_rules("3 times a week", at("weekly_hours", goal="run a 10k"))
+    assert not reading.has("weekly_hours") and reading.gate.kind == "sittings" and reading.settled
+    assert reading.gate.error == "3 times a week — about how long each time?"

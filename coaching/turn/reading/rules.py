@@ -19,6 +19,7 @@ from coaching.onboarding.values import (
     CONFIDENCE_WITH_SCALE,
     HOURS_WITH_UNIT,
     amount_period,
+    hours_over_two_messages,
     map_category,
     parse_best_time,
     parse_confidence,
@@ -65,7 +66,7 @@ _REJECTED_ACT = {"greeting": SMALL_TALK, "filler": SMALL_TALK, "question": QUEST
 # Rejections the gate explains precisely (an area named without a goal, minutes per evening, two
 # scores or amounts where one was asked, a number out of range): the rules' reading stands, and the coach asks
 # about what it read; a model would only pick one of the values. Others may be words the rules do not know.
-_EXPLAINED = ("area_only", "per_occasion", "two_scores", "two_amounts", "vague_goal", "done")
+_EXPLAINED = ("area_only", "per_occasion", "sittings", "two_scores", "two_amounts", "vague_goal", "done")
 
 # A request to plan or schedule that the intent rules do not name as such ("schedule a 30 minute
 # practice on Thursday", "can you set up sessions for next week").
@@ -237,6 +238,10 @@ def _onboarding(text: str, ctx: ReadContext, intent) -> Reading:
         said = plan_values(text, replace(ctx, earlier=())) if ctx.step != OnboardingStep.GOAL and not moves else {}
         return Reading(PLAN, {**said, **_concern(text)}, cue=intent.cue or "asks for a plan")
     outcome = onboarding.advance(answers, text, rejected_in_row=ctx.rejected_in_row)
+    if (not outcome.accepted and ctx.step == OnboardingStep.WEEKLY_HOURS and ctx.earlier
+            and (hours := hours_over_two_messages(text, ctx.earlier[0])) is not None):
+        # "3 times a week" asked how long; "40 min each time" answers it: the two make the week.
+        outcome = onboarding.apply_values(answers, {"weekly_hours": hours})
     if outcome.accepted:
         # The reading says what the learner said: the area the gate maps from a goal, and the time
         # of day it derives from a clock time, are the gate's, not values of the message.
