@@ -663,6 +663,8 @@ def parse_best_time(text: str) -> str | None:
     values = parts_of_day_named(norm)
     if len(values) > 1:
         return None
+    if not values and _denies_a_part_of_day(norm):
+        return None  # "not mornings, I'm a zombie before 10am": when not, and no when
     clock = _clock_period(norm)
     if values:
         worded = values.pop()
@@ -685,6 +687,10 @@ def parts_of_day_named(text: str) -> set[str]:
              and not (value == BestTime.FLEXIBLE and _A_CONDITION.match(norm, m.end()))]
     return {value for start, end, value in named
             if not any(s <= start and end <= e and (e - s) > (end - start) for s, e, _ in named)}
+
+
+def _denies_a_part_of_day(norm: str) -> bool:
+    return any(_DENIED.search(norm[:m.start()]) for m, _ in _time_phrases(norm))
 
 
 # A part of the day said as not wanted ("not mornings", "anything but evenings") is no answer.

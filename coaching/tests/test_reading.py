@@ -1108,6 +1108,7 @@ def test_a_pick_keeps_no_time_the_learner_replaces():
 
 @pytest.mark.parametrize("text,value", [
     ("not mornings, I'm useless before coffee", None), ("anything but evenings", None),
+    ("not mornings lol, im a zombie before 10am", None),
     ("rn I'm on night shifts so... 2pm? when I wake up", "afternoon"),
     # Kept: a clock time of no stated half of the day, one next to the word, a word said as wanted.
     ("evening 8:30", "evening"), ("night, like 9pm", "night"), ("mornings, not evenings", "morning"),
