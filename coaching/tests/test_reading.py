@@ -1218,3 +1218,21 @@ def test_how_often_with_no_length_asks_how_long_each_time():
     reading = read_by_rules("3 times a week", at("weekly_hours", goal="run a 10k"))
     assert not reading.has("weekly_hours") and reading.gate.kind == "sittings" and reading.settled
     assert reading.gate.error == "3 times a week — about how long each time?"
+
+
+WEDNESDAY_MORNING = SessionRef(ref="9", start=datetime(2030, 1, 16, 8, 0, tzinfo=TZ), minutes=40, status="planned",
+                               past=False)
+
+
+@pytest.mark.parametrize("text,values", [
+    ("can the wed one be at 7pm instead of 8am?", {"session": "9", "time": "19:00"}),
+    ("could thursday's be on saturday instead?", {"session": "7", "days": ("sat",)}),
+])
+def test_a_session_asked_to_be_elsewhere_is_a_move(text, values):
+    reading = read_by_rules(text, at("done", plan=(THURSDAY, WEDNESDAY_MORNING)))
+    assert reading.act == "move" and {k: reading.get(k) for k in values} == values, reading
+
+
+def test_a_question_about_a_session_is_no_move():
+    reading = read_by_rules("can the wed one be shorter?", at("done", plan=(THURSDAY, WEDNESDAY_MORNING)))
+    assert reading.act != "move", reading

@@ -442,6 +442,13 @@ def _coaching(text: str, ctx: ReadContext, intent) -> Reading:
     if intent.kind == intents.REPORT and not (asks(text) and len(sentences(text)) == 1):
         # "did it! what next?" reports; "i did sketch for 30 min, does that count" asks.
         return report_reading(text, ctx, intent)
+    if asks(text) and (asked := _CAN_BE_AT.match(normalise(without_replaced(text)))) and upcoming_session_named(
+            asked.group("which"), ctx):
+        # "can the wed one be at 7pm instead of 8am?": a move asked for as a question, of a session
+        # the words name, to where the words say.
+        moved = _move(f"move {asked.group('which')} to {asked.group('to')}", ctx, intent)
+        if "session" in moved.values and ({"days", "time", "time_of_day"} & set(moved.values)):
+            return replace(moved, values={**moved.values, **concern}, cue="asks whether a session can be moved")
     if asks(text):
         # What the question is about is read in the question itself, not in the story before it
         # ("ugh this week was a mess … what do you think?" asks no question about the plan).
@@ -464,6 +471,10 @@ def _coaching(text: str, ctx: ReadContext, intent) -> Reading:
     return Reading(OTHER, concern, cue="no rule matched", settled=False)
 
 
+# "can the wed one be at 7pm?", "could thursday's be on friday instead?": which, and where to.
+_CAN_BE_AT = re.compile(r"^\W*(?:(?:hey|ok|okay|so|um|also|and|coach)[\s,!]+)*(?:can|could|may)\s+(?P<which>.+?)\s+"
+                        r"(?:be|go|happen|start)\s+(?:at\s+|on\s+|to\s+|in\s+the\s+)?(?P<to>.+?)"
+                        r"(?:\s+instead)?\s*[?!.]*\s*$")
 _SCHEDULE_WORDS = re.compile(r"\b(?:sessions?|practi[cs]e|lessons?|workouts?|runs?|class|plan|schedule|"
                              r"today|tonight|tomorrow|tmrw|yesterday|morning|evening|afternoon|weekend)\b|\d")
 

@@ -205,9 +205,15 @@ def _weekdays_elsewhere(lower: str) -> list[tuple[int, re.Match[str]]]:
 _CLOCK_AFTER = re.compile(r"\s+(?:at\s+\d{1,2}\b|\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|\d{1,2}:\d{2}\b)")
 
 
+# "the wed one", "this sun session": a short form between a determiner and a word for a session.
+_DETERMINER_BEFORE = re.compile(r"\b(?:the|this|next|last|that|every)\s+$")
+_SESSION_AFTER = re.compile(r"\s+(?:one|session|practice|lesson|class|workout|run|slot)\b")
+
+
 def weekdays_named(text: str, *, short_words: bool = False) -> list[tuple[int, re.Match[str]]]:
     """Each weekday the text names, in order, with its match. A short form counts only when it
-    is not an English word on its own ("sat", "wed", "sun" need "day", a dot or a clock time after them), unless
+    is not an English word on its own ("sat", "wed", "sun" need "day", a dot or a clock time after them, or to
+    stand between "the" and a session word), unless
     `short_words` (a pick among options: "the sat one"). A full name typed with one slip
     ("thrusday", "wendsday") counts as the one day it is closest to."""
     lower = text.lower()
@@ -215,7 +221,9 @@ def weekdays_named(text: str, *, short_words: bool = False) -> list[tuple[int, r
     for match in _WEEKDAY.finditer(lower):
         short = match.group(1)
         if (match.group(2) is None and short in ("sat", "wed", "sun") and not short_words
-                and text[match.end():match.end() + 1] != "." and not _CLOCK_AFTER.match(lower, match.end())):
+                and text[match.end():match.end() + 1] != "." and not _CLOCK_AFTER.match(lower, match.end())
+                and not (_DETERMINER_BEFORE.search(lower, 0, match.start())
+                         and _SESSION_AFTER.match(lower, match.end()))):
             continue
         found.append((DAY_CODES.index(short[:3]), match))
     found += _weekdays_elsewhere(lower)
