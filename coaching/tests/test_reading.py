@@ -1236,3 +1236,16 @@ def test_a_session_asked_to_be_elsewhere_is_a_move(text, values):
 def test_a_question_about_a_session_is_no_move():
     reading = read_by_rules("can the wed one be shorter?", at("done", plan=(THURSDAY, WEDNESDAY_MORNING)))
     assert reading.act != "move", reading
+
+
+@pytest.mark.parametrize("text,report", [
+    ("honestly idk if i can keep this up, work is crushing me", False),
+    ("thinking about whether this is worth it", False),
+    ("crushed it this morning 🏃", True), ("Monday went fine", True), ("yep, 40 min", True),
+    ("nope", True), ("did it!", True),
+])
+def test_a_proposed_report_needs_words_that_tell_what_happened(text, report):
+    reading = settle(Proposal("report", {"outcome": "completed"}), text, at("done", plan=(TUESDAY_PAST,)))
+    assert (reading.act == "report") is report, reading
+    if not report:
+        assert not reading.has("outcome") and "outcome: the words tell nothing that happened" in reading.rejected

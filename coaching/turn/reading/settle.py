@@ -54,7 +54,7 @@ from coaching.turn.reading.types import (
     SessionRef,
     Value,
 )
-from coaching.turn.reading.vocabulary import misspelt, negated, normalise
+from coaching.turn.reading.vocabulary import misspelt, negated, normalise, says_yes
 
 
 def locate(quote: str, text: str, earlier: tuple[str, ...] = ()) -> tuple[str, int] | None:
@@ -149,6 +149,24 @@ def _session_meant(values: dict[str, Value], text: str, ctx: ReadContext) -> Ses
 _NOT_AN_ANSWER = (QUESTION, PLAN, REPORT, MOVE, CANCEL)
 # What an answer during onboarding may carry: a profile value, or a goal said back before it is stored.
 _ANSWERED = (*WRITTEN_SLOTS, "gloss")
+
+
+# A verb in the past, in English: the regular "-ed" forms and the irregular pasts of the verbs
+# learners report with (a closed class of English grammar). Other languages are not read here.
+_PAST = re.compile(r"\b(?:[a-z]{2,}ed|went|did|ran|swam|got|made|had|was|were|wrote|sang|drew|took|gave|felt|kept|"
+                   r"left|came|saw|began|spent|slept|forgot|rode|drove|ate|won|lost|sat|read|done|gone|been|"
+                   r"managed|fought|caught|taught|thought|bought|brought|built|held|met|paid|said|told|"
+                   r"understood|stood|knew|grew|threw|flew|blew|fell|hit|put|set|cut|let|quit)\b")
+
+
+def tells_what_happened(text: str) -> bool:
+    """The words say something happened, or did not: a verb in the past, a done or skip word, a no.
+    Said in another language, the rules cannot tell, and the proposal stands."""
+    norm = normalise(text)
+    if looks_foreign(text):
+        return True
+    return bool(_PAST.search(norm) or intents.said_done(norm) or intents.said_skipped(norm) or negated(norm)
+                or says_yes(norm) or re.search(r"\d+\s*(?:min|mins|minutes|h|hrs?|hours?|km|k)\b", norm))
 
 
 def _outcome_said(norm: str) -> str:
@@ -346,6 +364,13 @@ def _settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
             # today") has no session to point at, and news is not a check-in.
             why.append("outcome: no session is due a report")
             found = {}
+        elif not tells_what_happened(text):
+            # "honestly idk if i can keep this up, work is crushing me": nothing in the words says
+            # what happened (no verb in the past, no done or not); worry about what comes is no
+            # check-in, and the coach is not to offer to log it as done.
+            why.append("outcome: the words tell nothing that happened")
+            found = {}
+            act = OTHER
         elif "sessions" in found:
             # Several sessions in one message ("thursday: done. saturday: nope"): one outcome read from
             # the whole message may fit only some of them; the check-in asks, one at a time.
