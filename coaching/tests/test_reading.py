@@ -1242,7 +1242,7 @@ def test_a_question_about_a_session_is_no_move():
     ("honestly idk if i can keep this up, work is crushing me", False),
     ("thinking about whether this is worth it", False),
     ("crushed it this morning 🏃", True), ("Monday went fine", True), ("yep, 40 min", True),
-    ("nope", True), ("did it!", True),
+    ("nope", True), ("did it!", True), ("gedaan!", True),
 ])
 def test_a_proposed_report_needs_words_that_tell_what_happened(text, report):
     reading = settle(Proposal("report", {"outcome": "completed"}), text, at("done", plan=(TUESDAY_PAST,)))

@@ -21,7 +21,7 @@ from coaching.onboarding.values import (
     says_time_amount,
 )
 from coaching.turn.reading import intent as intents
-from coaching.turn.reading.language import looks_foreign
+from coaching.turn.reading.language import ENGLISH, language_of, looks_foreign
 from coaching.turn.reading.rules import (
     asks,
     clock_time,
@@ -161,9 +161,10 @@ _PAST = re.compile(r"\b(?:[a-z]{2,}ed|went|did|ran|swam|got|made|had|was|were|wr
 
 def tells_what_happened(text: str) -> bool:
     """The words say something happened, or did not: a verb in the past, a done or skip word, a no.
-    Said in another language, the rules cannot tell, and the proposal stands."""
+    Unless the words are told to be English ("gedaan!" is too short to tell), the rules cannot
+    say, and the proposal stands."""
     norm = normalise(text)
-    if looks_foreign(text):
+    if language_of(text) != ENGLISH:
         return True
     return bool(_PAST.search(norm) or intents.said_done(norm) or intents.said_skipped(norm) or negated(norm)
                 or says_yes(norm) or re.search(r"\d+\s*(?:min|mins|minutes|h|hrs?|hours?|km|k)\b", norm))
