@@ -404,3 +404,17 @@ def test_a_learner_who_changes_their_confidence_after_onboarding_gets_it_written
     assert _profile(learner.research_id).confidence == before
     say("how confident should i be?")  # a question changes nothing
     assert _profile(learner.research_id).confidence == before
+
+
+def test_a_learner_who_changes_the_area_after_onboarding_gets_it_written_and_can_undo(chat, api):
+    client, http = api
+    learner = onboarded_learner(client, goal="get a job as a data analyst", category="programming")
+    say = _sayer(http, learner.research_id)
+    reply = say("change the category to career, this is for a job hunt really")
+    assert _profile(learner.research_id).goal_category == "career"
+    updated = "Updated: the area of your goal is career / professional (it was programming / tech)."
+    assert reply.startswith(updated), reply
+    turn = Turn.objects.order_by("-id").first()
+    assert (turn.specialist, turn.rule, turn.outcome) == ("onboarding", "category_change", "templated")
+    assert say("undo") == "Undone: I took back the change (area back to programming / tech)."
+    assert _profile(learner.research_id).goal_category == "programming"

@@ -1,6 +1,7 @@
 """A learner who has finished onboarding changes their goal ("actually, my goal is to learn the
-piano"), their best time ("actually evenings suit me better now"), their weekly hours or their
-confidence score ("my confidence is more like a 7 now"). Code only: the new value is
+piano"), their best time ("actually evenings suit me better now"), their weekly hours, their
+confidence score ("my confidence is more like a 7 now") or the goal's area ("change the category to
+career"). Code only: the new value is
 read by the router (the goal with the same rules as at the goal step, its category mapped by
 rules; the time by `onboarding.time_correction`), the profile is written through the profile
 service, the learner is told exactly what changed, and "undo" puts the old value back (the write
@@ -81,6 +82,19 @@ def hours_change_turn(run, hours_said: float | str | None = None) -> str:
     old = f"{profile.weekly_hours.normalize():f}" if profile.weekly_hours is not None else "not set"
     return (f"Updated: {_hours(hours)} a week (it was {old}). Sessions already planned stay as they "
             "are: say “let's plan” for a week that fits, or “undo” to keep the old number.")
+
+
+def category_change_turn(run) -> str:
+    """'change the category to career': the goal's area, written and stated, undoable."""
+    run.outcome = "templated"
+    profile, category = run.profile, run.reading.get("category")
+    new = GoalCategory(category).label.lower()
+    if profile.goal_category == category:
+        return f"Noted: {new} is already the area of your goal."
+    previous = {"goal_category": profile.goal_category}
+    _write(run, {"goal_category": category}, previous, goal_category=category)
+    old = GoalCategory(profile.goal_category).label.lower() if profile.goal_category else "not set"
+    return f"Updated: the area of your goal is {new} (it was {old}). Say “undo” to keep the old one."
 
 
 def confidence_change_turn(run) -> str:

@@ -40,7 +40,7 @@ class RouteDecision:
 
 # Rules that send a message to the onboarding specialist after onboarding: the learner changes a
 # profile value in words that may say more about their life ("I work night shifts now, so mornings").
-PROFILE_CHANGES = ("goal_change", "time_change", "confidence_change", "hours_change")
+PROFILE_CHANGES = ("goal_change", "time_change", "confidence_change", "hours_change", "category_change")
 
 
 def route(state: RouteState, reading: Reading) -> RouteDecision:
@@ -61,6 +61,9 @@ def route(state: RouteState, reading: Reading) -> RouteDecision:
     if act == CHANGE and reading.has("weekly_hours"):
         return RouteDecision(ONBOARDING, "hours_change",
                              f"learner changes their weekly hours to {reading.get('weekly_hours')}")
+    if act == CHANGE and reading.has("category"):
+        return RouteDecision(ONBOARDING, "category_change",
+                             f"learner changes the area of their goal to {reading.get('category')}")
     if state.options_pending and act == ANSWER:
         if state.options_kind == "change":
             return RouteDecision(ONBOARDING, "change_choice", f"answer to the profile change offered last turn ({cue})")

@@ -19,6 +19,7 @@ from coaching.turn import prompts
 from coaching.turn.checkin import checkin_turn
 from coaching.turn.dialogue import coach_replies, learner_texts, onboarding_rejections_in_row
 from coaching.turn.goal_change import (
+    category_change_turn,
     change_offer,
     confidence_change_turn,
     goal_change_turn,
@@ -140,6 +141,8 @@ def turn_run(*, message: Message, emit: Callable[[str], None] | None = None, mod
             text, suffix = "", hours_change_turn(run)
         elif decision.rule == "confidence_change":
             text, suffix = "", confidence_change_turn(run)
+        elif decision.rule == "category_change":
+            text, suffix = "", category_change_turn(run)
         elif decision.rule == "change_choice":
             text, suffix = "", offered_change_turn(run)
         elif run.specialist == ONBOARDING:

@@ -6,7 +6,7 @@ from datetime import datetime
 from decimal import Decimal
 
 from coaching import onboarding
-from coaching.models import BestTime, OnboardingStep, PlannedSession
+from coaching.models import BestTime, GoalCategory, OnboardingStep, PlannedSession
 from coaching.services import (
     checkin_undo,
     profile_restore,
@@ -105,4 +105,6 @@ def _restored(previous: dict) -> str:
             words.append(f"confidence back to {value}/10")
         elif field == "primary_goal" and value:
             words.append(f"goal back to “{value}”")
+        elif field == "goal_category" and value and "primary_goal" not in previous:
+            words.append(f"area back to {GoalCategory(value).label.lower()}")
     return ", ".join(words)

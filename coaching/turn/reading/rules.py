@@ -407,8 +407,7 @@ def _coaching(text: str, ctx: ReadContext, intent) -> Reading:
             and said_now):
         # After plan options, "only Tuesdays and Saturdays at 14:00" says when: a new request.
         return Reading(PLAN, said, cue="says when, after the plan options")
-    named = {_GATE_FIELDS[field]: value for field, value in onboarding.named_change(text).items()
-             if field != "goal_category"}  # the area is set in onboarding only
+    named = {_GATE_FIELDS[field]: value for field, value in onboarding.named_change(text).items()}
     if named and not ("time_of_day" in named and upcoming_session_named(text, ctx)):
         # "switch my goal to passing DELE B1", "cut my hours down to 2 a week": a value named as changed.
         slot, value = next(iter(named.items()))
