@@ -105,7 +105,7 @@ def validate_model_facts(parsed: Any, *, source: str | None = None) -> tuple[lis
             continue
         if source is not None:
             content = ungendered(fact.content, source)
-            if content is None or invented_goal(content, source):
+            if content is None or invented_goal(content, source) or done_as_asked(content, source):
                 dropped += 1
                 continue
             content = third_person(content)
@@ -215,6 +215,24 @@ _GOAL_WORDS = re.compile(r"(?i)\b(?:goals?|aim(?:s|ing)?|want(?:s|ed)?|wanna|wou
 
 def invented_goal(fact: str, source: str) -> bool:
     return bool(_GOAL_FACT.search(fact)) and not _GOAL_WORDS.search(source)
+
+
+# A message that opens with a verb in its base form tells the coach to do something ("Schedule a
+# 30 minute practice on Thursday"); a fact that the learner did it ("The learner scheduled a
+# 30-minute practice on Thursday.", the extractor's reading) turns the request into news.
+_OPENING_WORD = re.compile(r"(?i)^\W*(?:(?:please|pls|ok|okay|hey|coach|so)\W+)*([a-z]+)\s+"
+                           r"(?:a|an|the|my|me|us|some|this|that|it|\d+)\b")  # the verb, then its object
+_NOT_A_VERB = {"i", "im", "my", "me", "we", "the", "a", "an", "this", "that", "it", "its", "there", "today",
+               "yesterday", "tomorrow", "just", "still", "also", "maybe", "no", "yes", "not", "finally"}
+
+
+def done_as_asked(fact: str, source: str) -> bool:
+    """The fact says the learner did what the message, in the imperative, asked to be done."""
+    match = _OPENING_WORD.match(source)
+    verb = match.group(1).lower() if match else ""
+    if len(verb) < 3 or verb in _NOT_A_VERB or verb.endswith(("ing", "ed", "s")):
+        return False
+    return bool(re.search(rf"(?i)\b{re.escape(verb.rstrip('e'))}\w*ed\b", fact))
 
 
 # Words that carry no content when two texts are compared ("learner" included: every fact says it).

@@ -238,3 +238,19 @@ def test_a_yes_no_question_grounds_no_fact(source, fact, kept):
     facts, dropped = rules.validate_model_facts(
         {"facts": [{"fact_type": "insight", "content": fact, "confidence": 0.8}]}, source=source)
     assert (len(facts), dropped) == ((1, 0) if kept else (0, 1))
+
+
+@pytest.mark.parametrize("source,fact,kept", [
+    # A request in the imperative is no news that it was done.
+    ("Schedule a 30 minute practice on Thursday", "The learner scheduled a 30-minute practice on Thursday.", False),
+    ("move my thursday session to saturday", "The learner moved their Thursday session to Saturday.", False),
+    ("plan my week around night shifts", "The learner planned their week around night shifts.", False),
+    # A report or a statement opening with its verb keeps its fact.
+    ("Finished the SQL joins module", "The learner finished the SQL joins module.", True),
+    ("Work has been crazy, I've been doing 12 hour days", "The learner worked 12-hour days.", True),
+    ("Practised scales for 20 minutes", "The learner practised scales for 20 minutes.", True),
+])
+def test_a_request_in_the_imperative_is_no_fact_that_it_was_done(source, fact, kept):
+    facts, dropped = rules.validate_model_facts(
+        {"facts": [{"fact_type": "progress", "content": fact, "confidence": 0.8}]}, source=source)
+    assert (len(facts), dropped) == ((1, 0) if kept else (0, 1))
