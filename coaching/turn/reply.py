@@ -38,13 +38,19 @@ def stream_checks(run: Run, *, system: str, toolbox: ToolBox, goal_category: str
                   messages: list[dict] | None = None) -> Callable[[str], list]:
     """The guard's checks for a prefix in the stream (the loop check waits for the whole reply)."""
     def check(text: str) -> list:
-        findings = (guard.find_leaks(text, system) + guard.find_false_claims(text, toolbox.done, known_times(run))
-                    + guard.find_drift(text, goal_category)
+        findings = (_content_findings(run, text, system=system, toolbox=toolbox, goal_category=goal_category)
                     + guard.find_voice(text, run.message.content, messages=messages, goal=run.known_goal)
-                    + guard.find_repeats(text, run.previous_replies) + guard.find_asks_known(text, run.known_goal)
-                    + guard.find_language(text))
+                    + guard.find_repeats(text, run.previous_replies))
         return findings + (extra(text) if extra else [])
     return check
+
+
+def _content_findings(run: Run, text: str, *, system: str, toolbox: ToolBox, goal_category: str) -> list:
+    """The checks a streamed prefix and a whole reply share: leaks, false claims, drift, asking for
+    the goal it knows, another language. (The voice checks differ: a prefix has no loop yet.)"""
+    return (guard.find_leaks(text, system) + guard.find_false_claims(text, toolbox.done, known_times(run))
+            + guard.find_drift(text, goal_category) + guard.find_asks_known(text, run.known_goal)
+            + guard.find_language(text))
 
 
 def streamed_reply(run: Run, raw: str, gate: StreamGate | None, **guard_args) -> str:
@@ -94,11 +100,9 @@ def guarded(run: Run, text: str, *, messages: list[dict], system: str, toolbox: 
             text = reply_checks.trim_dangling(text) if dangling else text
             if dangling and text:
                 run.guard_event("dangling", dangling, "trimmed list opener")
-            findings = (guard.find_leaks(text, system) + guard.find_false_claims(text, toolbox.done, known_times(run))
-                        + guard.find_drift(text, goal_category)
+            findings = (_content_findings(run, text, system=system, toolbox=toolbox, goal_category=goal_category)
                         + guard.find_voice(text, learner_text or run.message.content, run.previous_replies,
                                            messages, goal=goal or run.known_goal)
-                        + guard.find_asks_known(text, run.known_goal) + guard.find_language(text)
                         + (guard.find_dodge(text, learner_text or run.message.content, goal or run.known_goal)
                            if check_dodge else []))
             if not text.strip():
