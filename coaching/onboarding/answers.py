@@ -27,6 +27,7 @@ from coaching.onboarding.values import (
 )
 from coaching.turn.reading.vocabulary import (
     CHANGE_OF_MIND_WORDS,
+    LEAD_FILLER,
     QUESTION_START,
     QUESTION_WORD,
     weekdays_named,
@@ -372,8 +373,7 @@ _NAMED_CHANGES = (
     re.compile(rf"(?i)\bmy\s+{_FIELD}\s+(?:is|are|'s|should be)\s+(?:(?:now|actually|really|more like)\s+)+"
                r"(?P<value>.+)"),
 )
-_REQUEST_AS_QUESTION = re.compile(r"(?i)^\W*(?:(?:wait|ok|okay|so|hey|um|also|and)[\s,!]+)*(?:can|could|may)\s+"
-                                  r"(?:i|we|you|u)\b")
+_REQUEST_AS_QUESTION = re.compile(rf"(?i)^\W*{LEAD_FILLER}(?:can|could|may)\s+(?:i|we|you|u)\b")
 
 
 def named_change(text: str) -> dict:

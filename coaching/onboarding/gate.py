@@ -172,7 +172,7 @@ def advance(answers: OnboardingAnswers, text: str, *, rejected_in_row: int = 0) 
     # A correction of the goal works at every step (and re-maps the category); so does a goal
     # stated with a goal verb at a later step ("I want to get better at playing guitar" at the
     # category question), and any real goal while the stored one says nothing.
-    named = named_change(text)
+    named = named_change(text) if step != OnboardingStep.GOAL else {}
     if step != OnboardingStep.GOAL and (goal := goal_correction(text) or goal_swap(answers.primary_goal, text)
                                         or named.get("primary_goal") or later_goal(answers, text)):
         updates: dict = {"primary_goal": goal}
@@ -181,7 +181,7 @@ def advance(answers: OnboardingAnswers, text: str, *, rejected_in_row: int = 0) 
             updates["goal_category"] = category or ""
         return _finish(answers, step, updates, [NOTES["corrected"].format(what=f"your goal is “{goal}”")],
                        corrected=list(updates))
-    if named and FIELD_OF_STEP.get(step) not in named and step != OnboardingStep.GOAL:
+    if named and FIELD_OF_STEP.get(step) not in named:
         # "wait can i change the hours to 4 instead of 3" at the best-time question: the value named
         # changes an earlier answer (or gives a later one early); this question is asked again.
         fix = named

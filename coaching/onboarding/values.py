@@ -660,44 +660,45 @@ def parse_best_time(text: str) -> str | None:
     saturday afternoon", "mornings or evenings") are not one answer: None, and the question stays.
     A phrase inside a longer one ("lunch" in "after lunch") is the longer one's."""
     norm = normalise(text)
-    values = parts_of_day_named(norm)
+    values, denies = _parts_of_day(norm)
     if len(values) > 1:
         return None
-    if not values and _denies_a_part_of_day(norm):
+    if not values and denies:
         return None  # "not mornings, I'm a zombie before 10am": when not, and no when
     clock = _clock_period(norm)
     if values:
         worded = values.pop()
-        if (clock and _CLOCK_CLEAR.search(norm) and worded in _DAY_ORDER
-                and abs(_DAY_ORDER.index(clock) - _DAY_ORDER.index(worded)) > 1):
+        if (clock and clock[1] and worded in _DAY_ORDER
+                and abs(_DAY_ORDER.index(clock[0]) - _DAY_ORDER.index(worded)) > 1):
             # "I'm on night shifts so... 2pm?": a clock time far from the part of the day a word
             # names says when; the word is about something else.
-            return clock
+            return clock[0]
         return worded
-    return clock
+    return clock[0] if clock else None
 
 
 def parts_of_day_named(text: str) -> set[str]:
     """The parts of the day the words name as wanted ("weekdays evening, weekend morning": two)."""
-    norm = normalise(text)
-    named = [(m.start(), m.end(), value) for m, value in _time_phrases(norm)
-             # "tonight" is a moment by itself (plan_request still reads it as this evening).
-             if not _A_MOMENT.search(norm[:m.start()]) and m.group(0) != "tonight"
-             and not _DENIED.search(norm[:m.start()])
-             and not (value == BestTime.FLEXIBLE and _A_CONDITION.match(norm, m.end()))]
+    return _parts_of_day(normalise(text))[0]
+
+
+def _parts_of_day(norm: str) -> tuple[set[str], bool]:
+    """The parts of the day named as wanted, and whether one is named as not wanted."""
+    named, denies = [], False
+    for m, value in _time_phrases(norm):
+        if _DENIED.search(norm[:m.start()]):
+            denies = True
+        # "tonight" is a moment by itself (plan_request still reads it as this evening).
+        elif (not _A_MOMENT.search(norm[:m.start()]) and m.group(0) != "tonight"
+              and not (value == BestTime.FLEXIBLE and _A_CONDITION.match(norm, m.end()))):
+            named.append((m.start(), m.end(), value))
     return {value for start, end, value in named
-            if not any(s <= start and end <= e and (e - s) > (end - start) for s, e, _ in named)}
-
-
-def _denies_a_part_of_day(norm: str) -> bool:
-    return any(_DENIED.search(norm[:m.start()]) for m, _ in _time_phrases(norm))
+            if not any(s <= start and end <= e and (e - s) > (end - start) for s, e, _ in named)}, denies
 
 
 # A part of the day said as not wanted ("not mornings", "anything but evenings") is no answer.
 _DENIED = re.compile(r"\b(?:not|no|never|except|anything but|apart from|other than)\s+(?:(?:in|on|at)\s+)?"
                      r"(?:the\s+)?$")
-# A clock time whose half of the day is said ("2pm", "14:00"); "evening 8:30" is 20:30.
-_CLOCK_CLEAR = re.compile(r"\b(?:\d{1,2}(?::\d{2})?\s*(?:am|pm)|(?:1[3-9]|2[0-3]|00):\d{2})\b")
 _DAY_ORDER = (BestTime.MORNING, BestTime.MIDDAY, BestTime.AFTERNOON, BestTime.EVENING, BestTime.NIGHT)
 
 
@@ -707,25 +708,27 @@ def denied(span: str, source: str) -> bool:
     return at >= 0 and bool(_DENIED.search(normalise(source[:at]) + " "))
 
 
-def _clock_period(norm: str) -> str | None:
-    """The part of the day a clock time falls in. A clock time needs its marker ("7pm", "6:30",
+def _clock_period(norm: str) -> tuple[str, bool] | None:
+    """The part of the day a clock time falls in, and whether its half of the day is said ("2pm",
+    "14:00"; "evening 8:30" is 20:30 and says none). A clock time needs its marker ("7pm", "6:30",
     "8 o'clock"): a bare "5" is more likely a confidence or an hour count given at the wrong step
     than a time of day."""
     match = re.search(r"\b(\d{1,2})(?::\d{2}|\s*(am|pm|o'?clock)\b)", norm)
     if not match:
         return None
     hour = int(match.group(1)) % 24
+    clear = match.group(2) in ("am", "pm") or hour == 0 or hour > 12
     if match.group(2) == "pm" and hour < 12:
         hour += 12
     if 5 <= hour < 11:
-        return BestTime.MORNING
+        return BestTime.MORNING, clear
     if 11 <= hour < 14:
-        return BestTime.MIDDAY
+        return BestTime.MIDDAY, clear
     if 14 <= hour < 18:
-        return BestTime.AFTERNOON
+        return BestTime.AFTERNOON, clear
     if 18 <= hour < 22:
-        return BestTime.EVENING
-    return BestTime.NIGHT
+        return BestTime.EVENING, clear
+    return BestTime.NIGHT, clear
 
 
 _SCALE = re.compile(r"\b(?:on )?(?:a )?scale (?:of|from) (?:1|one) to (?:10|ten)\b|\b(?:from )?(?:1|one) (?:to|-) "

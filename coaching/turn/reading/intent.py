@@ -21,6 +21,7 @@ from coaching.turn.reading.vocabulary import (
     ORDINALS,
     ORDINALS_ELSEWHERE,
     QUESTION_START,
+    negated,
     relative_days,
     says_yes,
     weekdays_named,
@@ -96,6 +97,25 @@ def said_skipped(norm: str) -> bool:
     return bool(_SKIPPED.search(norm))
 
 
+_BARE_YES_NO = re.compile(r"(?:no+|nope|nah|yes|yep|yeah|yup|ok|okay)")
+
+
+def outcome_said(norm: str) -> str:
+    """Whether the session happened, from the first clause that says: "did it but honestly i wasn't
+    focused" was done (the "wasn't" is about the focus); "didn't get to it, I read a bit" was not.
+    A clause that says no or not, and no done word free of it, is a skip; a bare "no" or "yes"
+    answers the coach's question and decides only when nothing after it does ("no, I did it")."""
+    clauses = [c for c in re.split(r"[,.;!?]|\bbut\b|\bthough\b", norm) if c.strip()]
+    for clause in [c for c in clauses if not _BARE_YES_NO.fullmatch(c.strip())] or clauses:
+        if said_skipped(clause):
+            return "skipped"
+        if said_done(clause) and not negated(clause):
+            return "completed"
+        if negated(clause):
+            return "skipped"
+    return "completed"
+
+
 def parse_intent(text: str) -> Intent:
     norm = re.sub(r"\s+", " ", text.strip().lower().replace("’", "'"))
     if match := _UNDO.search(norm):
@@ -112,8 +132,7 @@ def parse_intent(text: str) -> Intent:
     # future/hypothetical ("I might skip tomorrow") is not one, whatever words it contains.
     if (skipped or done) and not is_question and not _FUTURE.search(norm):
         reference, weekday, count = reference_in(norm)
-        outcome = "skipped" if skipped else "completed"
-        return Intent(REPORT, outcome=outcome, reference=reference, weekday=weekday, count=count,
+        return Intent(REPORT, outcome=outcome_said(norm), reference=reference, weekday=weekday, count=count,
                       cue=(skipped or done).group(0).strip())
     if is_question:
         return Intent(QUESTION, cue="question")

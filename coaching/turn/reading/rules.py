@@ -49,6 +49,7 @@ from coaching.turn.reading.types import (
 from coaching.turn.reading.vocabulary import (
     CHANGE_OF_MIND,
     DAY_CODES,
+    LEAD_FILLER,
     WH_START,
     normalise,
     relative_days,
@@ -119,7 +120,7 @@ _TAKE_BACK = re.compile(r"\b(?:undo|revert|take (?:that|it) back|scratch that)\b
 
 # A request put as a question ("can we add a sketching session friday night?", "could you push
 # tonight's to tomorrow?"): a modal and its subject before the verb of the request.
-_POLITE_REQUEST = re.compile(r"(?i)^\s*(?:(?:hey|hi|ok|okay|so|um|also|and|coach)[\s,!]+)*(?:can|could|would|will)\s+"
+_POLITE_REQUEST = re.compile(rf"(?i)^\s*{LEAD_FILLER}(?:can|could|would|will)\s+"
                              r"(?:you|u|we)\s+(?:(?:please|pls|maybe|just|also)\s+)*(?=[a-z])")
 _REQUESTED = (PLAN, MOVE, CANCEL, CHANGE, UNDO)
 
@@ -471,7 +472,7 @@ def _coaching(text: str, ctx: ReadContext, intent) -> Reading:
 
 
 # "can the wed one be at 7pm?", "could thursday's be on friday instead?": which, and where to.
-_CAN_BE_AT = re.compile(r"^\W*(?:(?:hey|ok|okay|so|um|also|and|coach)[\s,!]+)*(?:can|could|may)\s+(?P<which>.+?)\s+"
+_CAN_BE_AT = re.compile(rf"^\W*{LEAD_FILLER}(?:can|could|may)\s+(?P<which>.+?)\s+"
                         r"(?:be|go|happen|start)\s+(?:at\s+|on\s+|to\s+|in\s+the\s+)?(?P<to>.+?)"
                         r"(?:\s+instead)?\s*[?!.]*\s*$")
 _SCHEDULE_WORDS = re.compile(r"\b(?:sessions?|practi[cs]e|lessons?|workouts?|runs?|class|plan|schedule|"

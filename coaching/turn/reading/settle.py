@@ -170,20 +170,6 @@ def tells_what_happened(text: str) -> bool:
                 or says_yes(norm) or re.search(r"\d+\s*(?:min|mins|minutes|h|hrs?|hours?|km|k)\b", norm))
 
 
-def _outcome_said(norm: str) -> str:
-    """Whether the session happened, from the first clause that says: "did it but honestly i wasn't
-    focused" was done (the "wasn't" is about the focus); "didn't get to it, I read a bit" was not.
-    A clause that says no or not, and no done word free of it, is a skip."""
-    for clause in re.split(r"[,.;!?]|\bbut\b|\bthough\b", norm):
-        if intents.said_skipped(clause):
-            return "skipped"
-        if intents.said_done(clause) and not negated(clause):
-            return "completed"
-        if negated(clause):
-            return "skipped"
-    return "completed"
-
-
 def settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
     """The proposal settled against the learner's words and the context. During onboarding the coach
     has asked a question: a message that asks nothing back and carries a value code accepts for it
@@ -261,9 +247,9 @@ def _settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
                 why.append(f"time_of_day: a greeting ({span!r})")
             elif denied(span, source):
                 why.append(f"time_of_day: said as not wanted ({span!r})")
-            elif len(parts_of_day_named(source)) > 1 and ctx.step != OnboardingStep.DONE:
+            elif ctx.step != OnboardingStep.DONE and len(parts := parts_of_day_named(source)) > 1:
                 # "weekdays evening, weekend morning": two answers to one question; asked again.
-                why.append(f"time_of_day: the message names {len(parts_of_day_named(source))} parts of the day")
+                why.append(f"time_of_day: the message names {len(parts)} parts of the day")
             elif when := parse_best_time(span):
                 put("time_of_day", when, span, where)
         elif slot == "confidence":
@@ -355,7 +341,7 @@ def _settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
         # reports: the day or session named, else the only one not yet reported. The turn asks
         # before it writes a report only the model read (Reading.proposed).
         norm = normalise(text)
-        outcome = _outcome_said(norm)
+        outcome = intents.outcome_said(norm)
         reference, weekday, count = intents.reference_in(norm)
         said = intents.Intent(REPORT, outcome=outcome, reference=reference, weekday=weekday, count=count, cue=text)
         found = report_reading(text, ctx, said).values

@@ -120,6 +120,11 @@ CHANGE_OF_MIND_WORDS = r"actually|wait|no+ wait|correction|scratch that|on secon
 CHANGE_OF_MIND = re.compile(rf"(?i)\b(?:{CHANGE_OF_MIND_WORDS})\b")
 
 
+# Words a learner opens a request with before its modal ("hey, can you…", "ok so could we…",
+# "wait can i…"): one list for every reader of a request put as a question.
+LEAD_FILLER = r"(?:(?:hey|hi|ok|okay|so|um|also|and|coach|wait)[\s,!]+)*"
+
+
 # --- a value said as the one replaced ------------------------------------------------------------
 # "make it 4 hours instead of 3", "B, at 8 rather than 7:30": the value after "instead of" is the
 # old one the learner replaces, never the new one. Readers of values read the text without it.
