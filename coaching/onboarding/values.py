@@ -592,9 +592,11 @@ def sittings_a_week(text: str) -> float | None:
 def hours_over_two_messages(text: str, before: str) -> Decimal | None:
     """The week's hours when one message says how often and the other how long each time ("3 times
     a week", then "40 min each time"; in either order): neither alone is a weekly total."""
-    for counted, each in ((before, text), (text, before)):
+    # Said after the count, an amount of no period answers "about how long each time?" ("about 45
+    # min each"); said before it, only an amount per occasion is one sitting's.
+    for counted, each, periods in ((before, text, ("occasion", "")), (text, before, ("occasion",))):
         times, read = sittings_a_week(counted), _read_hours(each)
-        if times and read.per == "occasion" and read.amount is not None:
+        if times and read.per in periods and read.amount is not None:
             return Decimal(str(round(times * read.amount, 2))).quantize(Decimal("0.01"))
     return None
 

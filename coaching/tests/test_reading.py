@@ -1206,7 +1206,10 @@ def test_a_proposed_time_of_day_from_a_message_naming_two_is_refused_at_the_ques
 @pytest.mark.parametrize("earlier,text,hours", [
     ("3 times a week", "hmm like 40 min each time", 2.0),
     ("about 45 minutes per session", "twice a week", 1.5),
-    ("3 times a week", "2 hours", 2.0),  # the question asked for the week: the week's amount
+    ("3 times a week", "about 45 min each", 2.25),
+    # "3 times a week" is asked "about how long each time?": an amount of no period answers it.
+    ("3 times a week", "2 hours", 6.0),
+    ("3 times a week", "2 hours a week", 2.0),  # the week's amount, said as one
 ])
 def test_how_often_and_how_long_over_two_messages_make_the_week(earlier, text, hours):
     reading = read_by_rules(text, at("weekly_hours", goal="run a 10k", earlier=(earlier,)))

@@ -239,7 +239,7 @@ def _onboarding(text: str, ctx: ReadContext, intent) -> Reading:
         said = plan_values(text, replace(ctx, earlier=())) if ctx.step != OnboardingStep.GOAL and not moves else {}
         return Reading(PLAN, {**said, **_concern(text)}, cue=intent.cue or "asks for a plan")
     outcome = onboarding.advance(answers, text, rejected_in_row=ctx.rejected_in_row)
-    if (not outcome.accepted and ctx.step == OnboardingStep.WEEKLY_HOURS and ctx.earlier
+    if (ctx.step == OnboardingStep.WEEKLY_HOURS and ctx.earlier and not outcome.corrected
             and (hours := hours_over_two_messages(text, ctx.earlier[0])) is not None):
         # "3 times a week" asked how long; "40 min each time" answers it: the two make the week.
         outcome = onboarding.apply_values(answers, {"weekly_hours": hours})
