@@ -10,7 +10,10 @@ How a value counts as the same (decided before any run):
 - everything else: equal.
 A reading *writes* when its act is one that writes (answer, report, move, cancel, change) and it
 carries a written slot (a profile value, an option, an outcome, a session); it is a *wrong write*
-when any written slot it carries is not what the label says the learner said. A report naming
+when any written slot it carries is not what the label says the learner said. Of those, the ones
+the turn writes without asking first are counted apart (`wrong_unasked`): after onboarding, a report,
+move, cancel or change that only a model read is offered ("Shall I log your Tue 19:00 session as
+done?") and written on a yes (coaching/turn/checkin.py, planner.py, goal_change.py). A report naming
 several sessions ("did thursday's and saturday's") carries `sessions`, which the set's labels
 cannot express (they name one session or none): it is not scored."""
 
@@ -27,7 +30,17 @@ from zoneinfo import ZoneInfo
 
 from coaching.onboarding import OnboardingAnswers
 from coaching.turn.reading.reader import read
-from coaching.turn.reading.types import WRITING_ACTS, WRITTEN_SLOTS, ReadContext, Reading, SessionRef
+from coaching.turn.reading.types import (
+    CANCEL,
+    CHANGE,
+    MOVE,
+    REPORT,
+    WRITING_ACTS,
+    WRITTEN_SLOTS,
+    ReadContext,
+    Reading,
+    SessionRef,
+)
 from coaching.turn.reading.vocabulary import DAY_CODES
 
 SET_PATH = Path(__file__).resolve().parent / "data" / "reading_v1.json"
@@ -119,6 +132,12 @@ def writes(reading: Reading) -> dict:
     return carried
 
 
+def asked_first(reading: Reading, step: str) -> bool:
+    """The turn offers the write and makes it only on a yes: a model's reading of a report, a move,
+    a cancel or a change, after onboarding."""
+    return reading.proposed and step == "done" and reading.act in (REPORT, MOVE, CANCEL, CHANGE)
+
+
 @dataclass
 class Score:
     mode: str
@@ -126,6 +145,7 @@ class Score:
     acts_right: int = 0
     slots: dict = field(default_factory=dict)  # slot -> [right, expected]
     wrong_writes: list = field(default_factory=list)
+    wrong_unasked: int = 0  # wrong writes the turn would make without asking first
     readings_that_write: int = 0
     ms: list = field(default_factory=list)
     model_calls: int = 0
@@ -163,6 +183,7 @@ class Score:
             bad = {k: v for k, v in written.items() if k not in values or not same(k, v, values[k])}
             if bad:
                 self.wrong_writes.append((item["id"], item["message"], bad))
+                self.wrong_unasked += not asked_first(reading, item["context"].get("step", "done"))
 
     def row(self) -> dict:
         right = sum(r for r, _ in self.slots.values())
@@ -170,6 +191,7 @@ class Score:
         ordered = sorted(self.ms)
         return {"mode": self.mode, "messages": self.n, "act_accuracy": self.acts_right / max(1, self.n),
                 "slot_exact": right / max(1, total), "slots": total, "wrong_writes": len(self.wrong_writes),
+                "wrong_unasked": self.wrong_unasked,
                 "wrong_write_rate": len(self.wrong_writes) / max(1, self.n),
                 "p50_ms": statistics.median(ordered) if ordered else 0.0,
                 "p95_ms": ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))] if ordered else 0.0,

@@ -31,6 +31,25 @@ def test_an_unsettled_reading_writes_nothing():
     assert writes(Reading("answer", {"goal": value}, settled=True)) == {"goal": "learn piano"}
 
 
+def test_a_wrong_write_the_turn_asks_about_first_is_counted_apart():
+    """A report only the model read is offered before it is logged: still a wrong write, but not
+    one written unasked. The same report read by the rules, or an onboarding answer a model read,
+    is written at once."""
+    from evaluation.reading import Score
+
+    done = Value(value="completed", span="", source="model")
+    report = {"id": "a", "message": "m", "context": {"step": "done"},
+              "expect": {"act": "report", "values": {"outcome": "skipped"}}}
+    score = Score(mode="combined")
+    score.add(report, Reading("report", {"outcome": done}, source="model"), 1.0)
+    score.add({**report, "id": "b"}, Reading("report", {"outcome": done}, source="rules"), 1.0)
+    hours = Value(value=3.0, span="3", source="model")
+    score.add({"id": "c", "message": "m", "context": {"step": "weekly_hours"},
+               "expect": {"act": "answer", "values": {"weekly_hours": 2}}},
+              Reading("answer", {"weekly_hours": hours}, source="model"), 1.0)
+    assert len(score.wrong_writes) == 3 and score.row()["wrong_unasked"] == 2
+
+
 def test_the_language_is_scored_apart_from_the_slots():
     from evaluation.reading import Score
 

@@ -44,8 +44,8 @@ class Command(BaseCommand):
         finally:
             if server is not None:
                 server.stop()
-        header = ("mode", "messages", "act_accuracy", "slot_exact", "slots", "wrong_writes", "wrong_write_rate",
-                  "p50_ms", "p95_ms", "model_calls")
+        header = ("mode", "messages", "act_accuracy", "slot_exact", "slots", "wrong_writes", "wrong_unasked",
+                  "wrong_write_rate", "p50_ms", "p95_ms", "model_calls")
         self.stdout.write("  ".join(f"{h:>16}" for h in header))
         for score in scores:
             row = score.row()
