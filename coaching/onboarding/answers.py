@@ -367,6 +367,10 @@ _NAMED_CHANGES = (
     # "switch my goal to …", "cut my hours down to 2 a week", "change the category to career"
     re.compile(rf"(?i)\b(?:{_CHANGE_VERB})\s+(?:my|the|our)\s+(?:new\s+)?{_FIELD}\s+(?:(?:down|up|back)\s+)?"
                r"(?:to|into|as)\s+(?P<value>.+)"),
+    # "my confidence dropped to a 3", "hours went down to 2 a week": the field as the subject of the change
+    re.compile(rf"(?i)(?:^|\b(?:my|our)\s+){_FIELD}\s+(?:has\s+|have\s+|'s\s+|is\s+|are\s+)?"
+               r"(?:dropped|fallen|fell|gone|went|rose|risen|jumped|sunk|sank|changed|grown|grew|down|up)\s+"
+               r"(?:(?:down|up|back)\s+)?to\s+(?P<value>.+)"),
     # "new goal: learn blender for 3d art"
     re.compile(rf"(?i)\bnew\s+{_FIELD}\s*(?:is\b|[:=–-])\s*(?P<value>.+)"),
     # "my best time is actually late night now" (said as new: "my goal is …" alone is goal_correction's)

@@ -82,6 +82,9 @@ CATEGORY_NAMES_ELSEWHERE = {
 }
 _AREA_ELSEWHERE = {word: area for area, words in CATEGORY_NAMES_ELSEWHERE.items() for word in words}
 
+# Spanish "noche" and Portuguese "noite" run from the evening into the night: read as the evening,
+# unless a clock time said with them is in the night ("à noite, depois das 22h").
+_EVENING_INTO_NIGHT = ("por la noche", "de noche", "las noches", "à noite", "de noite", "pela noite", "noites")
 # The times of day in the other languages learners write in (Spanish, Portuguese, French, German,
 # Italian, Dutch, Russian, Japanese), a closed class as the weekdays are (vocabulary.py). Words that
 # also mean something else count only in their time-of-day phrase: "mañana" alone is tomorrow,
@@ -96,9 +99,8 @@ _TIMES_ELSEWHERE = {
                          "après-midi", "nachmittag", "nachmittags", "pomeriggio", "middag", "'s middags", "днём",
                          "днем", "午後"),
     BestTime.EVENING: ("le soir", "soir", "soirs", "soirée", "abend", "abends", "di sera", "la sera", "alla sera",
-                       "avond", "'s avonds", "вечером", "вечер", "夕方"),
-    BestTime.NIGHT: ("por la noche", "de noche", "las noches", "à noite", "de noite", "pela noite", "noites",
-                     "la nuit", "de nuit", "nachts", "in der nacht", "di notte", "la notte", "'s nachts", "ночью",
+                       "avond", "'s avonds", "вечером", "вечер", "夕方", *_EVENING_INTO_NIGHT),
+    BestTime.NIGHT: ("la nuit", "de nuit", "nachts", "in der nacht", "di notte", "la notte", "'s nachts", "ночью",
                      "夜"),
 }
 TIME_RULES: list[tuple[str, tuple[str, ...]]] = [
@@ -365,7 +367,9 @@ _OCCASION_WORDS = r"x|times?|sessions?|days?|evenings?|mornings?|nights?|afterno
 _TIMES_A_WEEK = re.compile(rf"\b({_COUNT_NUM})(?:\s*(?:-|to|or|ou)\s*({_NUM}))?\s*(?:(?:{_OCCASION_WORDS})\s*)?"
                            r"(?:a|per|each|every|/|in the|in a)\s*week\b")
 _COUNTS_SITTINGS = re.compile(rf"\b(?:{_OCCASION_WORDS}|twice|once|thrice)\b|\d\s*[x×]")
-_N_SESSIONS_OF = re.compile(rf"\b({_NUM})\s*(?:(?:sessions?|lessons?|blocks?|slots?|x)\s+(?:of|at)\b|[x×]\s*(?=\d))")
+_N_SESSIONS_OF = re.compile(rf"\b({_NUM})\s*(?:(?:sessions?|lessons?|blocks?|slots?|x)\s+(?:of|at)\b|[x×]\s*(?=\d)|"
+                            # "three 45-minute sessions", "two 1-hour lessons": the count, then each one's length
+                            rf"\s(?=(?:{_NUM})\s*-?\s*(?:{_UNIT})\b-?\s*(?:sessions?|lessons?|blocks?|slots?|sittings?)\b))")
 _PER_WEEK = re.compile(r"\b(?:a|per|each|every|/)\s*week\b|\bweekly\b|\bin total\b|\bin all\b|\ball together\b|"
                        r"\baltogether\b|\bpor semana\b|\bpar semaine\b|\bpro woche\b|\bin der woche\b|"
                        r"\b(?:a|alla|per) settimana\b|\bper week\b|\bin de week\b|\bw tygodniu\b|\ba la semana\b|"
@@ -374,7 +378,7 @@ _PER_DAY = re.compile(r"\b(?:a|per|each|every|/)\s*day\b|\bdaily\b|\beveryday\b|
                       r"\bpar jour\b|\bpro tag\b|\bam tag\b|\bal giorno\b|\bper dag\b|\bdziennie\b")
 _EXCEPT_ONE = re.compile(r"\b(?:except|but not|apart from|besides)\s+(?:on\s+)?(?:monday|tuesday|wednesday|thursday|"
                          r"friday|saturday|sunday)s?\b|\bexcept (?:one|1) day\b")
-_PER_WEEKDAY = re.compile(r"\b(?:a|per|each|every|on)\s*weekdays?\b|\bweekdays\b")
+_PER_WEEKDAY = re.compile(r"\b(?:a|per|each|every|on)\s*(?:weekdays?|work\s?days?)\b|\b(?:weekdays|work\s?days)\b")
 _ON_WEEKENDS = re.compile(r"\b(?:on|at|over)?\s*(?:the\s+)?weekends?\b|\bweekend days\b|"
                           r"\bsat(?:urday)?s? and sun(?:day)?s?\b")
 # A rate in days: "every other day", "every second day", "every 3 days" (times a week = 7 / n).
@@ -670,6 +674,9 @@ def parse_best_time(text: str) -> str | None:
     clock = _clock_period(norm)
     if values:
         worded = values.pop()
+        if clock and clock[0] == BestTime.NIGHT and worded == BestTime.EVENING and any(
+                has_keyword(norm, word) for word in _EVENING_INTO_NIGHT):
+            return BestTime.NIGHT
         if (clock and clock[1] and worded in _DAY_ORDER
                 and abs(_DAY_ORDER.index(clock[0]) - _DAY_ORDER.index(worded)) > 1):
             # "I'm on night shifts so... 2pm?": a clock time far from the part of the day a word
@@ -716,6 +723,10 @@ def _clock_period(norm: str) -> tuple[str, bool] | None:
     "8 o'clock"): a bare "5" is more likely a confidence or an hour count given at the wrong step
     than a time of day."""
     match = re.search(r"\b(\d{1,2})(?::\d{2}|\s*(am|pm|o'?clock)\b)", norm)
+    if not match:
+        # "20h", "21h30": the hour of a 24-hour clock, as Portuguese, Spanish and French write it (a
+        # smaller number with an h is an amount: "2h").
+        match = re.search(r"\b(1[3-9]|2[0-3])h(?:\d{2})?\b()", norm)
     if not match:
         return None
     hour = int(match.group(1)) % 24

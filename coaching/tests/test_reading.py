@@ -1252,3 +1252,71 @@ def test_a_proposed_report_needs_words_that_tell_what_happened(text, report):
     assert (reading.act == "report") is report, reading
     if not report:
         assert not reading.has("outcome") and "outcome: the words tell nothing that happened" in reading.rejected
+
+
+# --- kinds the fourth labelled set found (evaluation/data/reading_v4.json) ------------------------
+@pytest.mark.parametrize("text,hours", [
+    ("three 45-minute sessions", 2.25), ("two 1-hour lessons a week", 2.0), ("i can do 4 30-min sessions", 2.0),
+    ("40 min every workday", 3.33), ("an hour on workdays", 5.0),
+])
+def test_a_count_of_sittings_before_their_length_and_workdays_make_the_week(text, hours):
+    reading = read_by_rules(text, at("weekly_hours", goal="learn piano"))
+    assert reading.act == "answer" and float(reading.get("weekly_hours")) == hours, reading
+
+
+@pytest.mark.parametrize("text,days", [
+    ("mon, wed and fri work, weekends are impossible", ("mon", "wed", "fri")),
+    ("weekends are fine, weekdays are a write-off", ("sat", "sun")),
+    ("an hour a day, sat and sun are out", ("mon", "tue", "wed", "thu", "fri")),
+    ("tue/thu, 45 min", ("tue", "thu")),
+])
+def test_days_listed_short_and_days_ruled_out_after_they_are_named(text, days):
+    reading = read_by_rules(text, at("weekly_hours", goal="learn piano"))
+    assert reading.get("days") == days, reading
+
+
+def test_a_short_day_name_alone_is_still_no_day():
+    """Guard of kept behaviour: "sat" and "mon" (French "my") name no day outside a list of days."""
+    assert not read_by_rules("I sat down for an hour", at("weekly_hours", goal="learn piano")).has("days")
+    assert not read_by_rules("mon objectif: 2 heures", at("weekly_hours", goal="learn piano")).has("days")
+
+
+@pytest.mark.parametrize("text", ["did tuesday, skipped monday", "couldn't do monday but did tuesday"])
+def test_two_days_reported_with_different_outcomes_log_neither(text):
+    past = (SessionRef("1", datetime(2030, 1, 7, 18, tzinfo=TZ), 30, "planned", True),
+            SessionRef("2", datetime(2030, 1, 8, 18, tzinfo=TZ), 30, "planned", True))
+    reading = read_by_rules(text, at("done", plan=past))
+    assert reading.act == "report" and not reading.has("outcome"), reading
+
+
+def test_an_hour_as_near_the_small_hours_as_the_afternoon_is_the_afternoon():
+    sunday = SessionRef("4", datetime(2030, 1, 13, 10, tzinfo=TZ), 60, "planned", False)
+    reading = read_by_rules("move the sunday one to 4", at("done", plan=(sunday,)))
+    assert reading.act == "move" and reading.get("time") == "16:00", reading
+    early = SessionRef("5", datetime(2030, 1, 11, 7, tzinfo=TZ), 30, "planned", False)
+    assert read_by_rules("move the friday one to 6", at("done", plan=(early,))).get("time") == "06:00"  # nearer: kept
+
+
+@pytest.mark.parametrize("text", ["learn portuguese so i can talk to my in-laws",
+                                  "be an astronaut lol jk. learn to code"])
+def test_a_goal_with_what_it_is_for_or_taken_back_is_asked_about_not_stored(text):
+    reading = read_by_rules(text, at("goal"))
+    assert not reading.settled, reading
+
+
+@pytest.mark.parametrize("text,slot,value", [
+    ("my confidence fell to 4 this week", "confidence", 4),
+    ("hours went down to 2 a week, new job", "weekly_hours", 2.0),
+])
+def test_a_profile_value_that_is_the_subject_of_its_change_is_changed(text, slot, value):
+    reading = read_by_rules(text, at("done", goal="learn piano"))
+    assert reading.act == "change" and reading.get(slot) == value, reading
+
+
+@pytest.mark.parametrize("text,when,clock", [
+    ("à noite, lá pelas 21h", "evening", "21:00"), ("de noite, depois das 23h", "night", "23:00"),
+    ("por la noche", "evening", None), ("vers 21h", None, "21:00"),
+])
+def test_noite_and_noche_are_the_evening_unless_a_clock_time_says_night(text, when, clock):
+    reading = read_by_rules(text, at("best_time", goal="learn piano"))
+    assert (reading.get("time_of_day"), reading.get("time")) == (when, clock), reading

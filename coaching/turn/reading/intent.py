@@ -56,7 +56,7 @@ _FUTURE = re.compile(r"\b(?:will|won'?t|going to|gonna|might|may|plan to|plannin
                      r"if i|should i|tomorrow|next week|later today|tonight i'?ll)\b")
 
 _DONE = re.compile(
-    r"\b(?:i )?(?:did|finished|completed|done with) (?:it|my|the|today'?s|yesterday'?s|a|both|all|\w+day'?s) ?"
+    r"\b(?:i )?(?:did|finished|completed|done with) (?:it|my|the|today'?s|yesterday'?s|a|both|all|\w+day(?:'?s)?) ?"
     r"(?:session|sessions|practice|lesson|workout|run|swim)?\b"
     r"|\bi (?:did|finished|completed|practiced|practised|studied|trained|went|ran|swam|played|managed)\b"
     r"|^\s*(?:done|finished|completed)\b|\b(?:session|practice|lesson|workout) (?:is |was )?"

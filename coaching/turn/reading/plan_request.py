@@ -15,9 +15,16 @@ import re
 from dataclasses import dataclass, replace
 
 from coaching.onboarding.values import TIME_RULES, keyword_matches, session_minutes
-from coaching.turn.reading.vocabulary import COMPARED_BEFORE, WEEKDAYS, normalise, weekdays_named
+from coaching.turn.reading.vocabulary import (
+    COMPARED_BEFORE,
+    DAY_LIST_JOIN,
+    WEEKDAYS,
+    in_a_list,
+    normalise,
+    weekdays_named,
+)
 
-_DAY_GROUP = re.compile(r"\b(weekends?|weekdays?)\b")
+_DAY_GROUP = re.compile(r"\b(weekends?|weekdays?|work\s?days?)\b")
 # Words ruling out what follows them ("not on Fridays", "I'm busy on Tuesday", "no mornings"),
 # read in the 24 characters before a day or a time of day.
 _RULED_OUT = (r"not|no|except|but not|never|apart from|other than|without|can't do|cannot do|can't on|can't|busy|"
@@ -27,9 +34,14 @@ _BEFORE_IT = r"\s+(?:on\s+|in\s+the\s+|the\s+|at\s+)?$"
 # every day). "after work on Mondays" is a time on Monday, not Monday taken.
 _DAY_TAKEN = re.compile(rf"(?:\b(?:{_RULED_OUT})|(?<!after )(?<!before )\b(?:i work|working|work|i have work|shifts?)"
                         rf"(?: late| long hours| all day| nights?| evenings?)?){_BEFORE_IT}")
-_LIST_JOIN = re.compile(r"\s*(?:,|and|or|&|/|, and|, or)\s*")
+# What is said of a day or a time of day that rules it out, after it: "weekends are impossible",
+# "evenings are busy", "weekdays are dead", "mondays don't work".
+_RULED_OUT_AFTER = (r"(?:are|is|r)\s+(?:(?:just|totally|completely|basically|pretty much|always|usually|a bit)\s+)?"
+                    r"(?:busy|taken|out|full|impossible|dead|booked|packed|hectic|no good|not possible|a no(?:-go)?|"
+                    r"off(?: limits)?|a write-?off)|(?:don'?t|doesn'?t|won'?t|never|can'?t|cannot) work")
+_DAY_RULED_OUT_AFTER = re.compile(rf"^\s*(?:{_RULED_OUT_AFTER})\b")
 # A time of day that is taken: "night shifts", "I work evenings", "evenings are busy".
-_BUSY_AFTER = re.compile(r"^\s*(?:shifts?|work|job|classes|class|are (?:busy|taken|out|full)|i work)\b")
+_BUSY_AFTER = re.compile(rf"^\s*(?:shifts?|work|job|classes|class|{_RULED_OUT_AFTER}|i work)\b")
 _BUSY_BEFORE = re.compile(rf"\b(?:{_RULED_OUT}|i work|working|work){_BEFORE_IT}")
 _CLOCK = re.compile(r"\bat (\d{1,2})(?::(\d{2}))?\s*(am|pm)?\b")
 _AROUND = re.compile(r"\b(?:around|round|between|after|before) (?:my|the|our) ([a-z' -]{2,40}?)(?=[,.;!?]|$| and\b|"
@@ -83,8 +95,11 @@ def _days_in(norm: str) -> list[tuple[int, int, frozenset[int]]]:
     `vocabulary.weekdays_named` reads them, full names only (a slip of one letter included)."""
     found = [(m.start(), m.end(), frozenset({5, 6}) if m.group(1).startswith("weekend") else frozenset(range(5)))
              for m in _DAY_GROUP.finditer(norm)]
-    # Full names only: "sat" and "wed" are words too ("I sat down").
-    found += [(m.start(), m.end(), frozenset({day})) for day, m in weekdays_named(norm) if len(m.group(0)) >= 6]
+    named = weekdays_named(norm, in_lists=True)
+    # Full names, or short forms in a list of days ("mon, wed and fri"): a short form alone may be a
+    # word of another language ("mon" is French).
+    found += [(m.start(), m.end(), frozenset({day})) for day, m in named
+              if len(m.group(0)) >= 6 or in_a_list(m, [other for _, other in named])]
     return sorted(found)
 
 
@@ -98,16 +113,25 @@ def read_plan_request(text: str) -> PlanRequest:
     norm = normalise(text)
     allowed: set[int] = set()
     excluded: set[int] = set()
-    previous_end: int | None = None
-    target = allowed
+    # Days in a list go together: "not on Mondays or Fridays", "I work Mondays and Fridays", "sat
+    # and sun are impossible".
+    lists: list[list[tuple[int, int, frozenset[int]]]] = []
     for start, end, named in _days_in(norm):
         if COMPARED_BEFORE.search(norm[max(0, start - 32):start]):
             continue  # "more on weekends": not the days the learner keeps
-        # A day in a list goes with the list's first: "not on Mondays or Fridays", "I work Mondays and Fridays".
-        if previous_end is None or not _LIST_JOIN.fullmatch(norm[previous_end:start]):
-            target = excluded if _DAY_TAKEN.search(norm[max(0, start - 24):start]) else allowed
-        target |= named
-        previous_end = end
+        last = lists[-1][-1] if lists else None
+        joined = norm[last[1]:start] if last else ""
+        # "weekends, weekdays are dead": a comma after or before a group of days ends a clause.
+        group = _DAY_GROUP.fullmatch(norm[start:end]) or (last and _DAY_GROUP.fullmatch(norm[last[0]:last[1]]))
+        if last and DAY_LIST_JOIN.fullmatch(joined) and not (group and joined.strip() == ","):
+            lists[-1].append((start, end, named))
+        else:
+            lists.append([(start, end, named)])
+    for days_listed in lists:
+        start, end = days_listed[0][0], days_listed[-1][1]
+        taken = _DAY_TAKEN.search(norm[max(0, start - 24):start]) or _DAY_RULED_OUT_AFTER.match(norm[end:])
+        for _, _, named in days_listed:
+            (excluded if taken else allowed).update(named)
     days: frozenset[int] | None = None
     if allowed or excluded:
         days = frozenset((allowed or set(range(7))) - excluded) or None

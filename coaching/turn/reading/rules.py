@@ -279,7 +279,7 @@ def _onboarding(text: str, ctx: ReadContext, intent) -> Reading:
                    cue=f"{outcome.step}: not an answer ({kind})", settled=settled, gate=outcome)
 
 
-_CLOCK = re.compile(r"\b(\d{1,2})(?:[:.h](\d{2}))?\s*(am|pm|a\.m\.|p\.m\.|o'?clock)?(?=\W|$)")
+_CLOCK = re.compile(r"\b(\d{1,2})(?:[:.h](\d{2}))?\s*(am|pm|a\.m\.|p\.m\.|o'?clock|(?<=1[3-9]|2[0-3])h)?(?=\W|$)")
 
 
 def time_values(text: str, best_time: str | None = None) -> dict[str, Value]:
@@ -287,7 +287,10 @@ def time_values(text: str, best_time: str | None = None) -> dict[str, Value]:
     "6.30 am"), each as said; `best_time` is what the gate read, used when a word named it."""
     values: dict[str, Value] = {}
     norm = normalise(text)
-    worded = best_time if best_time and parse_best_time(_CLOCK.sub(" ", norm)) == best_time else None
+    # The word's own part of the day, or the night a clock time made of an evening word that runs
+    # into it ("à noite, depois das 22h", values.parse_best_time).
+    said = parse_best_time(_CLOCK.sub(" ", norm))
+    worded = best_time if best_time and (said == best_time or (said, best_time) == ("evening", "night")) else None
     if worded:
         values["time_of_day"] = _v(worded, text)
     for match in _CLOCK.finditer(norm):
@@ -358,9 +361,11 @@ def _named_goal(goal: str) -> bool:
 
 
 # What is left of another clause in a goal the rules cut out: "…, im stuck at 1200 elo",
-# "… - i failed it once already", "I've been meaning to …", a change of mind after it.
+# "… - i failed it once already", "I've been meaning to …", what it is for ("… so I can …"), a
+# change of mind after it.
 _LEFTOVER = re.compile(r"(?i)[,;:–—-]\s*(?:i|i'?m|im|i've|my|it|it's|we|but|so|and|weekends?|weekdays?|mornings?|"
-                       r"evenings?|nights?)\b|^\s*(?:i|i'?m|im|i'?ve|ive|it|this|that)\b|[.!?]\s+\w")
+                       r"evenings?|nights?)\b|^\s*(?:i|i'?m|im|i'?ve|ive|it|this|that)\b|[.!?]\s+\w|"
+                       r"\bso (?:that )?(?:i|we) (?:can|could)\b")
 
 
 def goal_stands(goal: str, text: str) -> bool:
@@ -756,7 +761,8 @@ _CLOCK_SAID = re.compile(r"\b(\d{1,2})(?:[:h.](\d{2}))?\s*(am|pm|h\b)?")
 
 def clock_time(span: str, near: SessionRef | None = None) -> str | None:
     """The clock time of `span`. Said without am/pm ("bump thursday to 7:30"), an hour from 1 to 11
-    is the one of its two readings nearer the session it moves (19:30 for an evening session)."""
+    is the one of its two readings nearer the session it moves (19:30 for an evening session); as
+    near one as the other ("the 10:00 one to 4"), not the small hours."""
     match = _CLOCK_SAID.search(span.lower())
     if not match or not (match.group(2) or match.group(3)):
         return None
@@ -767,7 +773,7 @@ def clock_time(span: str, near: SessionRef | None = None) -> str | None:
         hour = 0
     if match.group(3) is None and 1 <= hour <= 11 and not match.group(1).startswith("0") and near is not None:
         now = near.start.hour + near.start.minute / 60
-        hour = min((hour, hour + 12), key=lambda h: abs(h + int(match.group(2) or 0) / 60 - now))
+        hour = min((hour, hour + 12), key=lambda h: (abs(h + int(match.group(2) or 0) / 60 - now), h < 7))
     return f"{hour:02d}:{match.group(2) or '00'}" if hour < 24 else None
 
 

@@ -116,7 +116,8 @@ def says_no(text: str) -> bool:
 
 # --- changing one's mind -----------------------------------------------------------------------
 # "B. wait, A", "learn Spanish — actually, Italian": what follows replaces what came before.
-CHANGE_OF_MIND_WORDS = r"actually|wait|no+ wait|correction|scratch that|on second thought|i mean|or rather"
+CHANGE_OF_MIND_WORDS = (r"actually|wait|no+ wait|correction|scratch that|on second thought|i mean|or rather|jk|"
+                        r"just kidding")
 CHANGE_OF_MIND = re.compile(rf"(?i)\b(?:{CHANGE_OF_MIND_WORDS})\b")
 
 
@@ -215,17 +216,29 @@ _DETERMINER_BEFORE = re.compile(r"\b(?:the|this|next|last|that|every)\s+$")
 _SESSION_AFTER = re.compile(r"\s+(?:one|session|practice|lesson|class|workout|run|slot)\b")
 
 
-def weekdays_named(text: str, *, short_words: bool = False) -> list[tuple[int, re.Match[str]]]:
+# Between two days of a list ("mon, wed and fri", "sat/sun").
+DAY_LIST_JOIN = re.compile(r"\s*(?:,|and|or|&|/|, and|, or)\s*")
+
+
+def in_a_list(match: re.Match[str], others: list[re.Match[str]]) -> bool:
+    """The day `match` names is listed with one of `others` ("mon, wed and fri")."""
+    return any(other is not match and DAY_LIST_JOIN.fullmatch(
+        match.string[min(match.end(), other.end()):max(match.start(), other.start())]) for other in others)
+
+
+def weekdays_named(text: str, *, short_words: bool = False, in_lists: bool = False) -> list[tuple[int, re.Match[str]]]:
     """Each weekday the text names, in order, with its match. A short form counts only when it
     is not an English word on its own ("sat", "wed", "sun" need "day", a dot or a clock time after them, or to
-    stand between "the" and a session word), unless
-    `short_words` (a pick among options: "the sat one"). A full name typed with one slip
-    ("thrusday", "wendsday") counts as the one day it is closest to."""
+    stand between "the" and a session word; with `in_lists`, to be listed with another day: "mon,
+    wed and fri"), unless `short_words` (a pick among options: "the sat one"). A full name typed
+    with one slip ("thrusday", "wendsday") counts as the one day it is closest to."""
     lower = text.lower()
     found = []
-    for match in _WEEKDAY.finditer(lower):
+    every = list(_WEEKDAY.finditer(lower))
+    for match in every:
         short = match.group(1)
-        if (match.group(2) is None and short in ("sat", "wed", "sun") and not short_words
+        listed = in_lists and in_a_list(match, every)
+        if (match.group(2) is None and short in ("sat", "wed", "sun") and not short_words and not listed
                 and text[match.end():match.end() + 1] != "." and not _CLOCK_AFTER.match(lower, match.end())
                 and not (_DETERMINER_BEFORE.search(lower, 0, match.start())
                          and _SESSION_AFTER.match(lower, match.end()))):
