@@ -1320,3 +1320,25 @@ def test_a_profile_value_that_is_the_subject_of_its_change_is_changed(text, slot
 def test_noite_and_noche_are_the_evening_unless_a_clock_time_says_night(text, when, clock):
     reading = read_by_rules(text, at("best_time", goal="learn piano"))
     assert (reading.get("time_of_day"), reading.get("time")) == (when, clock), reading
+
+
+@pytest.mark.parametrize("text", ["could you push saturday's to 11?", "can we push the saturday one to 11"])
+def test_a_session_pushed_to_a_time_is_moved_there(text):
+    saturday = SessionRef("6", datetime(2030, 1, 12, 9, tzinfo=TZ), 45, "planned", False)
+    reading = read_by_rules(text, at("done", plan=(saturday,)))
+    assert reading.act == "move" and reading.get("session") == "6" and reading.get("time") == "11:00", reading
+
+
+@pytest.mark.parametrize("text", ["usuń piątkową sesję", "cancela la del viernes porfa"])
+def test_a_proposed_cancel_whose_quote_does_not_point_takes_the_session_the_words_name(text):
+    """The model's quote of which session is its own English (refused); the day named in the
+    learner's words, in Polish or Spanish, points at the one session that day."""
+    friday = SessionRef("9", datetime(2030, 1, 11, 19, tzinfo=TZ), 30, "planned", False)
+    reading = _combined(text, at("done", plan=(THURSDAY, friday)), Proposal("cancel", {"session": "friday session"}))
+    assert reading.act == "cancel" and reading.get("session") == "9" and reading.settled, reading
+
+
+def test_where_a_session_moves_to_ends_with_its_sentence():
+    tonight = SessionRef("2", datetime(2030, 1, 9, 20, tzinfo=TZ), 30, "planned", False)
+    reading = read_by_rules("can we push tonight's to tomorrow? date night lol", at("done", plan=(tonight,)))
+    assert reading.act == "move" and reading.get("days") == ("thu",) and not reading.has("time_of_day"), reading

@@ -47,9 +47,12 @@ _UNDO = re.compile(
     r"|^\s*i (?:didn'?t|did not) (?:say|mean) that\b|^\s*(?:no|nope),? (?:that'?s )?(?:wrong|not right)\b"
     r"|^\s*(?:please )?(?:remove|delete) (?:that|it)\b")
 _RESCHEDULE = re.compile(
-    r"\b(?:reschedul\w*|move|moving|shift|push(?:ing)? (?:\w+ ){0,2}back|postpone|rearrange|make up for|make them up|"
+    r"\b(?:reschedul\w*|move|moving|shift|push(?:ing)? (?:\w+ ){0,2}back|push(?:ing)? (?:\S+ ){1,3}(?:to|till|until)|"
+    r"postpone|rearrange|make up for|make them up|"
     r"catch up on|redo|fit (?:them|it) in|put (?:them|it) (?:on|to)|another (?:day|time)|later (?:day|in the week))\b")
-_SESSION_WORDS = re.compile(r"\b(?:sessions?|practices?|lessons?|workouts?|them|it|those|ones?|missed|skipped)\b")
+# A session by its word, or by its day's possessive ("saturday's", "tonight's").
+_SESSION_WORDS = re.compile(r"\b(?:sessions?|practices?|lessons?|workouts?|them|it|those|ones?|missed|skipped|"
+                            r"\w+day's|tonight's|tmrw's)\b")
 _PLAN = re.compile(r"\blet'?s plan\b|\bplan (?:my|the|this|next) week\b|\bmake (?:me )?a plan\b|"
                    r"\b(?:new|weekly|study) plan\b|\bschedule (?:a |my |some )?sessions?\b|\bplan (?:some )?sessions\b")
 _FUTURE = re.compile(r"\b(?:will|won'?t|going to|gonna|might|may|plan to|planning to|thinking (?:of|about)|"

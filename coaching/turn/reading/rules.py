@@ -645,6 +645,8 @@ def _move(text: str, ctx: ReadContext, intent) -> Reading:
     norm = normalise(text).rstrip("?!. ")
     target = _TARGET.search(norm)
     source_part, target_part = (norm[:target.start()], target.group(1)) if target else (norm, "")
+    # Where to ends with its sentence: "push tonight's to tomorrow? date night lol" goes tomorrow, not at night.
+    target_part = re.split(r"[?!;]|\.\s", target_part, maxsplit=1)[0]
     values: dict[str, Value] = {}
     if session := session_named(source_part, ctx):
         values["session"] = session

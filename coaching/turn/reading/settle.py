@@ -294,6 +294,10 @@ def _settle(proposal: Proposal, text: str, ctx: ReadContext) -> Reading:
             put("days", tuple(others), text, 0)
     if act != MOVE:
         values.pop("session_not_planned", None)
+    if act == CANCEL and "session" not in values and (named := upcoming_session_named(text, ctx)) is not None:
+        # The model's quote of which session did not point (it translated it), but the message's own
+        # words name one to come by its day ("cancela la del sábado", "usuń piątkową sesję").
+        put("session", named.ref, text, 0)
     if act == CANCEL and "session" in values and any(s.ref == values["session"].value and s.past for s in ctx.plan):
         # Only a session still to come can be cancelled: a quote that resolves to one already over
         # ("knocked out a bunch of puzzles earlier", proposed as a cancel) points at nothing to cancel.

@@ -172,19 +172,19 @@ _WEEKDAY = re.compile(r"\b(mon|tue|tues|wed|wednes|thu|thur|thurs|fri|sat|satur|
 
 _WORD = re.compile(r"[a-z]+(?='s\b|s\b)|[a-z]+")
 # The weekday names of the other languages learners write in (Spanish, Portuguese, French, German,
-# Italian, Dutch, Russian, Japanese): a closed class, so that a move, a report or a cancellation
+# Italian, Dutch, Polish, Russian, Japanese): a closed class, so that a move, a report or a cancellation
 # the model proposes in those words names its day for code to find the session. A German or Dutch
 # name may start a compound ("Freitagseinheit"). Portuguese "segunda", "quarta", "quinta" and
 # "sexta" are ordinals too ("a segunda" is the second option): a day with "-feira" or after a
 # preposition ("de quinta pra sábado").
 _WEEKDAYS_ELSEWHERE = (
-    r"lunes|lundi|montag\w*|luned[iì]|maandag\w*|понедельник\w*",
-    r"martes|ter[çc]a(?:-feira)?|mardi|dienstag\w*|marted[iì]|dinsdag\w*|вторник\w*",
-    r"mi[ée]rcoles|mercredi|mittwoch\w*|mercoled[iì]|woensdag\w*|сред[аеуы]",
-    r"jueves|jeudi|donnerstag\w*|gioved[iì]|donderdag\w*|четверг\w*",
-    r"viernes|vendredi|freitag\w*|venerd[iì]|vrijdag\w*|пятниц\w*",
-    r"s[áa]bado|samedi|samstag\w*|sonnabend|sabato|zaterdag\w*|суббот\w*",
-    r"domingo|dimanche|sonntag\w*|domenica|zondag\w*|воскресень\w*",
+    r"lunes|lundi|montag\w*|luned[iì]|maandag\w*|poniedział\w*|понедельник\w*",
+    r"martes|ter[çc]a(?:-feira)?|mardi|dienstag\w*|marted[iì]|dinsdag\w*|wtor\w*|вторник\w*",
+    r"mi[ée]rcoles|mercredi|mittwoch\w*|mercoled[iì]|woensdag\w*|środ[aęyo]\w*|сред[аеуы]",
+    r"jueves|jeudi|donnerstag\w*|gioved[iì]|donderdag\w*|czwart(?:ek|ku|kow)\w*|четверг\w*",
+    r"viernes|vendredi|freitag\w*|venerd[iì]|vrijdag\w*|piąt(?:ek|ku|kow)\w*|пятниц\w*",
+    r"s[áa]bado|samedi|samstag\w*|sonnabend|sabato|zaterdag\w*|sobot\w*|суббот\w*",
+    r"domingo|dimanche|sonntag\w*|domenica|zondag\w*|niedziel\w*|воскресень\w*",
 )
 _WEEKDAY_ELSEWHERE = re.compile("|".join(rf"\b(?P<d{i}>{names})\b" for i, names in enumerate(_WEEKDAYS_ELSEWHERE))
                                 + r"|\b(?:(?:de|da|do|na|no|nas|pra|para|até|à|às|toda|cada)\s+)?"
