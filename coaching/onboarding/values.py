@@ -752,14 +752,39 @@ _ONE_PRONOUN = re.compile(r"\b(?:this|that|the|which|a|each|every|any|no|other|f
 
 
 def parse_confidence(text: str) -> int | None:
-    """A confidence from 1 to 10: "7", "7/10", "8 out of 10", "pretty confident, like eight". The
-    scale itself ("on a scale of 1 to 10") is no answer, nor is an amount of time ("4 hours") or
-    "this one"; two different numbers ("10 for motivation, 2 for discipline") are asked about."""
+    """A confidence from 1 to 10: "7", "7/10", "8 out of 10", "pretty confident, like eight", "sete",
+    "4 out of 5" (8), "70%" (7), "11/10" (10). The scale itself ("on a scale of 1 to 10") is no answer,
+    nor is an amount of time ("4 hours") or "this one". A range ("6-7", "between 4 and 8") is its
+    midpoint, a half rounded down (what is sure, as for the hours); two numbers said apart ("10 for
+    motivation, 2 for discipline") are asked about."""
+    norm = normalise(text)
+    if scaled := _OTHER_SCALE.search(norm):
+        if scaled.group(1):
+            value = round(int(scaled.group(1)) * 10 / int(scaled.group(2)))
+        else:
+            value = int(scaled.group(3)) // 10
+        return min(10, max(1, value))
     numbers = confidence_numbers(text)
+    if len(numbers) == 2 and (span := _SCORE_RANGE.search(_amounts_removed(norm))) and {
+            int(span.group(1)), int(span.group(2))} == numbers:
+        numbers = {sum(numbers) // 2}
     if len(numbers) != 1:
         return None
     value = numbers.pop()
     return value if 1 <= value <= 10 else None
+
+
+# A score on another scale: "4 out of 5", "3/5", "70%", "80 percent".
+_OTHER_SCALE = re.compile(r"\b(\d{1,3})\s*(?:/|out of|of)\s*(5|100)\b|\b(\d{1,3})\s*(?:%|percent\b)")
+# Two scores said as a range: "6-7", "between 4 and 8", "5 to 6", "5 or 6".
+_SCORE_RANGE = re.compile(r"\b(?:between\s+)?(\d{1,2})\s*(?:-|–|to|and|or)\s*(\d{1,2})\b(?!\s*(?:/|out of))")
+
+
+def _amounts_removed(norm: str) -> str:
+    for amount in _amounts(norm):
+        if amount.with_unit:
+            norm = norm.replace(amount.said, " ")
+    return norm
 
 
 def confidence_numbers(text: str) -> set[int]:
@@ -770,9 +795,16 @@ def confidence_numbers(text: str) -> set[int]:
     for amount in _amounts(norm):
         if amount.with_unit:
             norm = norm.replace(amount.said, " ")
-    numbers = scored | {int(m) for m in re.findall(r"\b(\d{1,2})\b", norm)}
+    # "11/10": more than the scale holds is its top.
+    numbers = {min(n, 10) for n in scored} | {int(m) for m in re.findall(r"\b(\d{1,2})\b", norm)}
     numbers |= {int(NUMBER_WORDS[w]) for w in re.findall(r"[a-z]+", norm)
                 if w in NUMBER_WORDS and float(NUMBER_WORDS[w]).is_integer() and NUMBER_WORDS[w] >= 1}
+    # A number word of another language opening the answer ("sete", "cinco, más o menos"); not one
+    # that is also an article ("un", "eine"), unless it is the whole answer.
+    first = re.match(r"\s*([^\W\d_]+)", norm)
+    if first and (value := NUMBER_WORDS_ELSEWHERE.get(first.group(1))) and float(value).is_integer() and (
+            value > 1 or norm.strip() == first.group(1)):
+        numbers.add(int(value))
     return numbers
 
 

@@ -1342,3 +1342,17 @@ def test_where_a_session_moves_to_ends_with_its_sentence():
     tonight = SessionRef("2", datetime(2030, 1, 9, 20, tzinfo=TZ), 30, "planned", False)
     reading = read_by_rules("can we push tonight's to tomorrow? date night lol", at("done", plan=(tonight,)))
     assert reading.act == "move" and reading.get("days") == ("thu",) and not reading.has("time_of_day"), reading
+
+
+@pytest.mark.parametrize("text,score", [
+    ("5-6", 5), ("between 3 and 7 i guess", 5), ("4/5", 8), ("60%", 6), ("12/10 lets go", 10),
+    ("ocho", 8), ("drei, vielleicht", 3),
+])
+def test_a_confidence_as_a_range_on_another_scale_or_in_another_language_is_one_score(text, score):
+    reading = read_by_rules(text, at("confidence", goal="learn piano"))
+    assert reading.act == "answer" and reading.get("confidence") == score, reading
+
+
+def test_two_scores_said_apart_are_still_asked_about():
+    """Guard of kept behaviour: not a range, two scores for two things."""
+    assert not read_by_rules("9 for the skill, 3 for sticking with it", at("confidence", goal="x")).has("confidence")
