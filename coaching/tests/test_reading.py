@@ -1356,3 +1356,13 @@ def test_a_confidence_as_a_range_on_another_scale_or_in_another_language_is_one_
 def test_two_scores_said_apart_are_still_asked_about():
     """Guard of kept behaviour: not a range, two scores for two things."""
     assert not read_by_rules("9 for the skill, 3 for sticking with it", at("confidence", goal="x")).has("confidence")
+
+
+def test_a_goal_with_a_clause_of_what_happened_after_it_is_asked_about():
+    reading = read_by_rules("pass my physics exam, failed it last year", at("goal"))
+    assert not reading.settled, reading
+
+
+def test_a_clock_time_said_roughly_is_a_clock_time():
+    reading = read_by_rules("on the bus, 8:15ish", at("best_time", goal="learn piano"))
+    assert reading.get("time") == "08:15" and not reading.has("time_of_day"), reading

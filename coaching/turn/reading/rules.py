@@ -50,6 +50,7 @@ from coaching.turn.reading.vocabulary import (
     CHANGE_OF_MIND,
     DAY_CODES,
     LEAD_FILLER,
+    PAST_VERB,
     WH_START,
     normalise,
     relative_days,
@@ -279,7 +280,7 @@ def _onboarding(text: str, ctx: ReadContext, intent) -> Reading:
                    cue=f"{outcome.step}: not an answer ({kind})", settled=settled, gate=outcome)
 
 
-_CLOCK = re.compile(r"\b(\d{1,2})(?:[:.h](\d{2}))?\s*(am|pm|a\.m\.|p\.m\.|o'?clock|(?<=1[3-9]|2[0-3])h)?(?=\W|$)")
+_CLOCK = re.compile(r"\b(\d{1,2})(?:[:.h](\d{2}))?\s*(am|pm|a\.m\.|p\.m\.|o'?clock|(?<=1[3-9]|2[0-3])h)?(?=\W|$|ish\b)")
 
 
 def time_values(text: str, best_time: str | None = None) -> dict[str, Value]:
@@ -365,7 +366,9 @@ def _named_goal(goal: str) -> bool:
 # change of mind after it.
 _LEFTOVER = re.compile(r"(?i)[,;:–—-]\s*(?:i|i'?m|im|i've|my|it|it's|we|but|so|and|weekends?|weekdays?|mornings?|"
                        r"evenings?|nights?)\b|^\s*(?:i|i'?m|im|i'?ve|ive|it|this|that)\b|[.!?]\s+\w|"
-                       r"\bso (?:that )?(?:i|we) (?:can|could)\b")
+                       r"\bso (?:that )?(?:i|we) (?:can|could)\b|"
+                       # "…, failed it once already": a clause of what happened, its subject left out
+                       rf"[,;:–—-]\s*(?={PAST_VERB.pattern})")
 
 
 def goal_stands(goal: str, text: str) -> bool:

@@ -54,7 +54,7 @@ from coaching.turn.reading.types import (
     SessionRef,
     Value,
 )
-from coaching.turn.reading.vocabulary import misspelt, negated, normalise, says_yes
+from coaching.turn.reading.vocabulary import PAST_VERB, misspelt, negated, normalise, says_yes
 
 
 def locate(quote: str, text: str, earlier: tuple[str, ...] = ()) -> tuple[str, int] | None:
@@ -151,13 +151,6 @@ _NOT_AN_ANSWER = (QUESTION, PLAN, REPORT, MOVE, CANCEL)
 _ANSWERED = (*WRITTEN_SLOTS, "gloss")
 
 
-# A verb in the past, in English: the regular "-ed" forms and the irregular pasts of the verbs
-# learners report with (a closed class of English grammar). Other languages are not read here.
-_PAST = re.compile(r"\b(?:[a-z]{2,}ed|went|did|ran|swam|got|made|had|was|were|wrote|sang|drew|took|gave|felt|kept|"
-                   r"left|came|saw|began|spent|slept|forgot|rode|drove|ate|won|lost|sat|read|done|gone|been|"
-                   r"managed|fought|caught|taught|thought|bought|brought|built|held|met|paid|said|told|"
-                   r"understood|stood|knew|grew|threw|flew|blew|fell|hit|put|set|cut|let|quit)\b")
-
 
 def tells_what_happened(text: str) -> bool:
     """The words say something happened, or did not: a verb in the past, a done or skip word, a no.
@@ -166,7 +159,7 @@ def tells_what_happened(text: str) -> bool:
     norm = normalise(text)
     if language_of(text) != ENGLISH:
         return True
-    return bool(_PAST.search(norm) or intents.said_done(norm) or intents.said_skipped(norm) or negated(norm)
+    return bool(PAST_VERB.search(norm) or intents.said_done(norm) or intents.said_skipped(norm) or negated(norm)
                 or says_yes(norm) or re.search(r"\d+\s*(?:min|mins|minutes|h|hrs?|hours?|km|k)\b", norm))
 
 

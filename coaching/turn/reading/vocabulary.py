@@ -143,6 +143,14 @@ def without_replaced(text: str) -> str:
     return _REPLACED.sub(" ", text)
 
 
+# A verb in the past, in English: the regular "-ed" forms and the irregular pasts of the verbs
+# learners report with (a closed class of English grammar).
+PAST_VERB = re.compile(r"\b(?:[a-z]{2,}ed|went|did|ran|swam|got|made|had|was|were|wrote|sang|drew|took|gave|"
+                       r"felt|kept|left|came|saw|began|spent|slept|forgot|rode|drove|ate|won|lost|sat|read|done|gone|been|"
+                       r"managed|fought|caught|taught|thought|bought|brought|built|held|met|paid|said|told|"
+                       r"understood|stood|knew|grew|threw|flew|blew|fell|hit|put|set|cut|let|quit)\b")
+
+
 # --- saying that something did not happen ------------------------------------------------------
 # Negation and its commonest forms in the languages learners have written to the coach: a closed
 # class, used to check a proposed report's outcome against the words (code settles, not the model).
