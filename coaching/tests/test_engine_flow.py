@@ -230,7 +230,7 @@ def test_sse_reply_cut_at_the_first_failing_sentence_is_never_half_shown(fake_mo
     conv = http.post(f"/api/v1/learners/{learner.research_id}/conversations").json()["id"]
     fake_model.push(Scripted(text="Nice work today. The learner should rest now.",
                              tokens=["Nice ", "work ", "today. ", "The ", "learner ", "should ", "rest ", "now."]))
-    tokens, final = _sse(http, conv, "swam 20 lengths")
+    tokens, final = _sse(http, conv, "the pool felt easier this week")
     assert tokens == ["Nice work today."]
     assert final["content"] == "Nice work today." and final["replaced"] is False
     turn = Turn.objects.get()

@@ -789,10 +789,12 @@ def test_after_onboarding_each_proposed_act_can_carry_only_its_own_quotes(fake_m
 
 def test_a_proposed_cancel_of_a_session_already_over_cancels_nothing():
     """The only planned session is over: a quote that resolves to it ("knocked out a bunch of
-    puzzles earlier" proposed as a cancel) names nothing that can still be cancelled."""
+    puzzles earlier" proposed as a cancel) names nothing that can still be cancelled. (What is left
+    is the rules' reading: a report they could not tie to the session, asked about before it is
+    logged.)"""
     ctx = at("done", plan=(TUESDAY_PAST,))
     reading = _combined("knocked out a bunch of puzzles earlier", ctx, Proposal("cancel", {"session": "puzzles"}))
-    assert reading.act != "cancel" and not reading.has("session"), reading
+    assert reading.act != "cancel" and not reading.settled, reading
 
 
 @pytest.mark.django_db
@@ -1366,3 +1368,25 @@ def test_a_goal_with_a_clause_of_what_happened_after_it_is_asked_about():
 def test_a_clock_time_said_roughly_is_a_clock_time():
     reading = read_by_rules("on the bus, 8:15ish", at("best_time", goal="learn piano"))
     assert reading.get("time") == "08:15" and not reading.has("time_of_day"), reading
+
+
+DUE = SessionRef("2", datetime(2030, 1, 9, 8, tzinfo=TZ), 30, "planned", True)
+
+
+@pytest.mark.parametrize("text,settled", [
+    ("ran 5k this morning", True), ("wrote 800 words today", True), ("did like half of it, got tired", True),
+    ("practised scales!!", False), ("GOT THE PROMOTION 🎉", False),
+])
+def test_a_message_opening_with_what_was_done_is_a_report_settled_when_tied_to_a_session(text, settled):
+    reading = read_by_rules(text, at("done", plan=(DUE,)))
+    assert reading.act == "report" and reading.get("outcome") == "completed" and reading.settled == settled, reading
+
+
+@pytest.mark.parametrize("text", ["put in an extra session on sunday", "was wondering if i can add a run"])
+def test_an_imperative_or_a_state_opening_the_message_is_no_report(text):
+    assert read_by_rules(text, at("done", plan=(DUE,))).act != "report"
+
+
+def test_the_clause_about_the_session_says_what_happened_to_it():
+    reading = read_by_rules("went bouldering but my session this morning didn't happen", at("done", plan=(DUE,)))
+    assert reading.act == "report" and reading.get("outcome") == "skipped", reading

@@ -580,13 +580,8 @@ def test_a_report_only_the_model_read_is_offered_and_logged_on_a_yes(api, say_fo
     proposes one. Code reads the outcome from the words (no negation: done), finds the one session
     not yet reported, and asks before logging; a no logs nothing, a yes logs it (undoable)."""
     from coaching.models import CheckIn
-    from coaching.tests.test_gate_and_intent_flow import _past_session
 
-    client, _ = api
-    learner = onboarded_learner(client)
-    session = _past_session(learner, hours_ago=3)
-    shown = session.planned_start.astimezone(services.learner_tz(learner)).strftime("%a %H:%M")
-    say = say_for(learner.research_id)
+    session, shown, say = _session_due(api, say_for)
     text = "knocked out 3 leetcode mediums"
     proposal = json.dumps({"act": "report"})  # the schema lets a report carry no quote
     fake_model.push_to("reader", proposal)
@@ -654,3 +649,37 @@ def test_a_yes_to_the_outcome_offered_that_reports_the_other_logs_the_other(api,
     assert say("ugh work was crazy today") == f"Shall I log your {shown} session as done? Say “yes” and I will."
     assert f"Logged: your {shown} session as skipped." in say("yes, skipped it")
     assert list(CheckIn.objects.values_list("session_id", "outcome")) == [(session.pk, "skipped")]
+
+
+def test_a_report_the_rules_cannot_tie_to_a_session_is_offered_not_logged(api, say_for, fake_model):
+    """"played the whole étude!!" opens with what the learner did, but nothing ties it to the session
+    due (no day, moment, amount or session word): the rules read a report they do not write. Whatever
+    the model proposes (here nothing usable), the coach asks before logging."""
+    from coaching.models import CheckIn
+
+    _, shown, say = _session_due(api, say_for)
+    fake_model.push_to("reader", json.dumps({"act": "other"}))
+    reply = say("played the whole étude!!")
+    assert reply == f"Shall I log your {shown} session as done? Say “yes” and I will.", reply
+    assert not CheckIn.objects.exists()
+    assert f"Logged: your {shown} session as done." in say("yes")
+
+
+def test_a_report_tied_to_its_session_by_its_moment_is_logged(api, say_for, fake_model):
+    from coaching.models import CheckIn
+
+    _, shown, say = _session_due(api, say_for)
+    reply = say("practised for 40 min today")
+    assert f"Logged: your {shown} session as done." in reply and CheckIn.objects.count() == 1, reply
+
+
+def _session_due(api, say_for):
+    """An onboarded learner with one session over three hours ago and not reported: the session, how
+    the coach shows it, and a sender of the learner's messages."""
+    from coaching.tests.test_gate_and_intent_flow import _past_session
+
+    client, _ = api
+    learner = onboarded_learner(client)
+    session = _past_session(learner, hours_ago=3)
+    shown = session.planned_start.astimezone(services.learner_tz(learner)).strftime("%a %H:%M")
+    return session, shown, say_for(learner.research_id)

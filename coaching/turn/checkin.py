@@ -74,9 +74,10 @@ def checkin_turn(run) -> tuple[str, str]:
             return "", f"Which session did you {verb} — {listing}?"
         if not sessions and len(candidates) == 1 and not named:
             sessions = candidates
-        if reading.proposed:
-            # Only a model's proposal read a report here ("knocked out 3 leetcode mediums"): asked
-            # about, logged on a yes.
+        if reading.proposed or not reading.settled:
+            # Only a model's proposal read a report here ("knocked out 3 leetcode mediums"), or the
+            # rules read one they could not tie to a session ("GOT THE JOB!!!"): asked about,
+            # logged on a yes.
             return "", _offer_report(run, sessions[0] if sessions else None, outcome)
     if not outcome:
         # Check-in due but the message is not a report: ask about the session (templated question).

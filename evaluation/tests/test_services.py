@@ -202,7 +202,9 @@ def test_freeze_real_conversation_into_a_set(fake_model):
     eval_set = EvalSet.objects.get(name="core")
     transcript = transcript_freeze_from_conversation(conversation_id=conversation.pk, eval_set_id=eval_set.pk)
     assert [t["text"] for t in transcript.learner_turns] == ["swam 200m today", "what next?"]
-    assert transcript.learner_turns[0]["original_reply"] == SHORT
+    # "swam 200m today" reports a practice (no session is planned): logged as such after the reply.
+    assert transcript.learner_turns[0]["original_reply"] == (
+        f"{SHORT}\n\nLogged: a practice you did (not linked to a planned session). Say “undo” if that's not right.")
     assert transcript.starting_profile["goal_category"] == "sport"
     assert transcript.frozen_from_conversation_id == conversation.pk
     # Idempotent, and frozen: later messages don't change the stored transcript.

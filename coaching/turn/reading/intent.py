@@ -20,6 +20,7 @@ from coaching.turn.reading.vocabulary import (
     COUNT_WORDS,
     ORDINALS,
     ORDINALS_ELSEWHERE,
+    PAST_VERB,
     QUESTION_START,
     negated,
     relative_days,
@@ -92,8 +93,32 @@ def reference_in(norm: str) -> tuple[str, int | None, int | None]:
     return "", None, count
 
 
+# A message that opens with a verb in the past, its subject left out as chat leaves it
+# ("practiced!!", "went to the pool on wed", "did an extra 30 min on the bus"): what the learner
+# did. Not the verbs of a state or a wish ("was wondering…", "wanted to ask…", "had a question").
+_OPENS_WITH_WHAT_WAS_DONE = re.compile(
+    r"^\W*(?:(?:just|finally|ok|okay|so|yay|well)\W+)*"
+    r"(?!(?:was|were|had|been|thought|wanted|wondered|needed|felt|said|told|knew|understood|meant|asked|decided|"
+    r"liked|loved|hated|hoped|guessed|realized|realised|noticed|heard|saw|read|forgot|missed|skipped|"
+    # and not a past that is also the imperative ("put in an extra run", "set up a plan")
+    r"put|set|cut|let|hit|quit)\b)"
+    rf"(?:{PAST_VERB.pattern})")
+# What ties a report to a session: a session word, a day, a moment of the day, an amount done, "it".
+_TIED_TO_A_SESSION = re.compile(
+    r"\b(?:it|half|all|both|sessions?|practices?|lessons?|workouts?|today|tonight|yesterday|last night|"
+    r"this (?:morning|afternoon|evening)|\w+day'?s?|mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)\b|"
+    r"\d+\s*(?:min|mins|minutes|h|hrs?|hours?|k|km)\b|\ban? hour\b")
+
+
 def said_done(norm: str) -> bool:
-    return bool(_DONE.search(norm))
+    return bool(_DONE.search(norm) or _OPENS_WITH_WHAT_WAS_DONE.match(norm))
+
+
+def untied_report(norm: str) -> bool:
+    """Read as done only from a verb in the past opening it, with nothing that ties it to a session
+    ("GOT THE JOB!!!", "practiced!!"): perhaps a session, perhaps news; checked, not written."""
+    return bool(_OPENS_WITH_WHAT_WAS_DONE.match(norm) and not _DONE.search(norm) and not _SKIPPED.search(norm)
+                and not _TIED_TO_A_SESSION.search(norm))
 
 
 def said_skipped(norm: str) -> bool:
@@ -109,7 +134,11 @@ def outcome_said(norm: str) -> str:
     A clause that says no or not, and no done word free of it, is a skip; a bare "no" or "yes"
     answers the coach's question and decides only when nothing after it does ("no, I did it")."""
     clauses = [c for c in re.split(r"[,.;!?]|\bbut\b|\bthough\b", norm) if c.strip()]
-    for clause in [c for c in clauses if not _BARE_YES_NO.fullmatch(c.strip())] or clauses:
+    clauses = [c for c in clauses if not _BARE_YES_NO.fullmatch(c.strip())] or clauses
+    # A clause about the session says what happened to it, before one about something else ("went
+    # climbing but my session on friday didn't happen").
+    about_it = [c for c in clauses if re.search(r"\b(?:sessions?|practices?|lessons?|workouts?)\b", c)]
+    for clause in about_it + [c for c in clauses if c not in about_it]:
         if said_skipped(clause):
             return "skipped"
         if said_done(clause) and not negated(clause):
@@ -130,7 +159,7 @@ def parse_intent(text: str) -> Intent:
         return Intent(RESCHEDULE, reference=reference, weekday=weekday, count=count, cue=reschedule.group(0))
     if match := _PLAN.search(norm):
         return Intent(PLAN, cue=match.group(0))
-    skipped, done = _SKIPPED.search(norm), _DONE.search(norm)
+    skipped, done = _SKIPPED.search(norm), _DONE.search(norm) or _OPENS_WITH_WHAT_WAS_DONE.match(norm)
     # A report states what happened. A question ("should I skip today?", "did you log it?") or a
     # future/hypothetical ("I might skip tomorrow") is not one, whatever words it contains.
     if (skipped or done) and not is_question and not _FUTURE.search(norm):

@@ -38,8 +38,9 @@ def _read(text: str, ctx: ReadContext, *, mode: str, model: str | None) -> Readi
     proposal = propose(text, ctx, model=model)
     if proposal.error:
         # No proposal (the model is down or scripted to say nothing): the rules' reading stands,
-        # as it did before there was a model to ask.
-        return _reply_to_choice(replace(rules, settled=True, rejected=(f"model: {proposal.error}",),
+        # as it did before there was a model to ask; a report they could not tie to a session is
+        # still asked about before it is logged.
+        return _reply_to_choice(replace(rules, settled=rules.act != REPORT, rejected=(f"model: {proposal.error}",),
                                         model_ms=proposal.ms), rules, ctx)
     proposed = settle(proposal, text, ctx)
     if mode == MODEL:
@@ -62,9 +63,13 @@ def _combine(rules: Reading, proposed: Reading, text: str) -> Reading:
     """The settled proposal where it carries what the act needs; else the rules' reading, unsettled
     (the specialist then asks instead of writing). The proposal does not overrule what code knows
     of the act: an answer the onboarding gate took stays an answer (only its values were in doubt),
-    and a message that asks is not made a request for new sessions, nor (in one sentence) a report."""
+    a message that asks is not made a request for new sessions, nor (in one sentence) a report, and a
+    report the rules read is not made small talk."""
     usable = {k: v for k, v in proposed.values.items() if k not in ("concern", "about", "gloss")}
     overrules = ((rules.act == ANSWER and rules.gate is not None and rules.gate.accepted and proposed.act != ANSWER)
+                 # a report the rules read but could not tie to a session is not made nothing by a
+                 # proposal of nothing in particular: the coach asks before it logs it
+                 or (rules.act == REPORT and proposed.act in (OTHER, SMALL_TALK))
                  or (proposed.act == PLAN and asks(text))
                  or (proposed.act == REPORT and asks(text) and len(sentences(text)) == 1))
     if not overrules and (proposed.act in _WITHOUT_VALUES or usable):

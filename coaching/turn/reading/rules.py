@@ -449,7 +449,8 @@ def _coaching(text: str, ctx: ReadContext, intent) -> Reading:
         return Reading(PLAN, {**plan_values(text, ctx), **concern}, cue=intent.cue or "asks to schedule")
     if intent.kind == intents.REPORT and not (asks(text) and len(sentences(text)) == 1):
         # "did it! what next?" reports; "i did sketch for 30 min, does that count" asks.
-        return report_reading(text, ctx, intent)
+        reading = report_reading(text, ctx, intent)
+        return replace(reading, settled=False) if intents.untied_report(norm) else reading
     if asks(text) and (asked := _CAN_BE_AT.match(normalise(without_replaced(text)))) and upcoming_session_named(
             asked.group("which"), ctx):
         # "can the wed one be at 7pm instead of 8am?": a move asked for as a question, of a session
