@@ -1390,3 +1390,11 @@ def test_an_imperative_or_a_state_opening_the_message_is_no_report(text):
 def test_the_clause_about_the_session_says_what_happened_to_it():
     reading = read_by_rules("went bouldering but my session this morning didn't happen", at("done", plan=(DUE,)))
     assert reading.act == "report" and reading.get("outcome") == "skipped", reading
+
+
+def test_a_bare_hour_never_moves_a_session_into_the_small_hours():
+    saturday = SessionRef("8", datetime(2030, 1, 12, 8, tzinfo=TZ), 90, "planned", False)
+    assert read_by_rules("move the saturday one to 3", at("done", plan=(saturday,))).get("time") == "15:00"
+    assert read_by_rules("move the saturday one to 3am", at("done", plan=(saturday,))).get("time") == "03:00"
+    early = SessionRef("5", datetime(2030, 1, 11, 6, tzinfo=TZ), 30, "planned", False)
+    assert read_by_rules("move the friday one to 5", at("done", plan=(early,))).get("time") == "05:00"

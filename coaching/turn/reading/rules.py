@@ -767,8 +767,9 @@ _CLOCK_SAID = re.compile(r"\b(\d{1,2})(?:[:h.](\d{2}))?\s*(am|pm|h\b)?")
 
 def clock_time(span: str, near: SessionRef | None = None) -> str | None:
     """The clock time of `span`. Said without am/pm ("bump thursday to 7:30"), an hour from 1 to 11
-    is the one of its two readings nearer the session it moves (19:30 for an evening session); as
-    near one as the other ("the 10:00 one to 4"), not the small hours."""
+    is the one of its two readings nearer the session it moves (19:30 for an evening session), never
+    the small hours ("the 08:00 one to 3" is 15:00: nobody studies at 3 am unless they say am); as
+    near one as the other ("the 10:00 one to 4"), the afternoon."""
     match = _CLOCK_SAID.search(span.lower())
     if not match or not (match.group(2) or match.group(3)):
         return None
@@ -779,7 +780,7 @@ def clock_time(span: str, near: SessionRef | None = None) -> str | None:
         hour = 0
     if match.group(3) is None and 1 <= hour <= 11 and not match.group(1).startswith("0") and near is not None:
         now = near.start.hour + near.start.minute / 60
-        hour = min((hour, hour + 12), key=lambda h: (abs(h + int(match.group(2) or 0) / 60 - now), h < 7))
+        hour = min((hour, hour + 12), key=lambda h: (h < 5, abs(h + int(match.group(2) or 0) / 60 - now), h < 7))
     return f"{hour:02d}:{match.group(2) or '00'}" if hour < 24 else None
 
 
