@@ -1398,3 +1398,10 @@ def test_a_bare_hour_never_moves_a_session_into_the_small_hours():
     assert read_by_rules("move the saturday one to 3am", at("done", plan=(saturday,))).get("time") == "03:00"
     early = SessionRef("5", datetime(2030, 1, 11, 6, tzinfo=TZ), 30, "planned", False)
     assert read_by_rules("move the friday one to 5", at("done", plan=(early,))).get("time") == "05:00"
+
+
+@pytest.mark.parametrize("text,hours", [("tipo 3 sessões de 40 min", 2.0), ("3 sesiones de 45 minutos", 2.25),
+                                        ("2 séances de 30 minutes", 1.0)])
+def test_a_count_of_sittings_of_a_length_in_another_language_makes_the_week(text, hours):
+    reading = read_by_rules(text, at("weekly_hours", goal="learn piano"))
+    assert float(reading.get("weekly_hours")) == hours, reading
