@@ -1405,3 +1405,14 @@ def test_a_bare_hour_never_moves_a_session_into_the_small_hours():
 def test_a_count_of_sittings_of_a_length_in_another_language_makes_the_week(text, hours):
     reading = read_by_rules(text, at("weekly_hours", goal="learn piano"))
     assert float(reading.get("weekly_hours")) == hours, reading
+
+
+@pytest.mark.parametrize("text", ["monta um plano pra essa semana", "buat jadwal minggu ini dong"])
+def test_a_proposed_plan_request_that_names_a_plan_is_taken_without_values(text):
+    reading = _combined(text, at("done"), Proposal("plan", {}))
+    assert reading.act == "plan" and reading.settled, reading
+
+
+def test_a_proposed_plan_request_that_names_no_plan_is_not_taken():
+    """Guard of kept behaviour: a report proposed as a plan ("as planned" is no plan) is not taken."""
+    assert _combined("went to the pool like planned", at("done"), Proposal("plan", {})).act != "plan"

@@ -15,10 +15,12 @@ from coaching.turn.reading.proposer import propose
 from coaching.turn.reading.rules import asks, read_by_rules, sentences
 from coaching.turn.reading.settle import settle
 from coaching.turn.reading.types import ANSWER, OTHER, PLAN, QUESTION, REPORT, SMALL_TALK, ReadContext, Reading, Value
+from coaching.turn.reading.vocabulary import PLAN_WORDS
 
 COMBINED, RULES, MODEL = "combined", "rules", "model"
 # Acts a proposal may settle without a value; any other act must point at the learner's words
-# through a value code accepted (a session, a day, a time, a length), or the rules' reading stays.
+# through a value code accepted (a session, a day, a time, a length), or the rules' reading stays; a
+# request for a plan may point at the word for a plan (vocabulary.PLAN_WORDS).
 _WITHOUT_VALUES = (QUESTION, SMALL_TALK, OTHER, "undo")
 
 
@@ -72,7 +74,8 @@ def _combine(rules: Reading, proposed: Reading, text: str) -> Reading:
                  or (rules.act == REPORT and proposed.act in (OTHER, SMALL_TALK))
                  or (proposed.act == PLAN and asks(text))
                  or (proposed.act == REPORT and asks(text) and len(sentences(text)) == 1))
-    if not overrules and (proposed.act in _WITHOUT_VALUES or usable):
+    named_plan = proposed.act == PLAN and bool(PLAN_WORDS.search(text))
+    if not overrules and (proposed.act in _WITHOUT_VALUES or usable or named_plan):
         values = {**{k: v for k, v in rules.values.items() if k in ("concern", "about")}, **proposed.values}
         # The rules' values of the same act are kept where the model quoted nothing for them; not
         # the goal they could not stand behind (the reason the model was asked).

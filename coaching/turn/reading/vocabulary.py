@@ -126,6 +126,15 @@ CHANGE_OF_MIND = re.compile(rf"(?i)\b(?:{CHANGE_OF_MIND_WORDS})\b")
 LEAD_FILLER = r"(?:(?:hey|hi|ok|okay|so|um|also|and|coach|wait)[\s,!]+)*"
 
 
+# --- a plan, named -------------------------------------------------------------------------------
+# The word for a plan or a schedule in the languages learners write in: a model's proposal that a
+# message asks for a plan is taken when the message names one ("monta um plano pra mim", "buat
+# jadwal minggu ini", "план на неделю"), though it carries no value. Not "planned" ("as planned").
+PLAN_WORDS = re.compile(r"(?i)\b(?:plan(?!ned)\w*|schedul\w*|timetable|routine|cronograma|hor[áa]rio|programa|"
+                        r"emploi du temps|zeitplan|wochenplan|programma|rooster|harmonogram\w*|jadwal|lịch|"
+                        r"расписани\w*|план\w*)\b|計画|スケジュール")
+
+
 # --- a value said as the one replaced ------------------------------------------------------------
 # "make it 4 hours instead of 3", "B, at 8 rather than 7:30": the value after "instead of" is the
 # old one the learner replaces, never the new one. Readers of values read the text without it.
