@@ -15,6 +15,7 @@ from coaching.turn.reading.vocabulary import (
     COMPARED_BEFORE,
     NUMBER_WORDS,
     NUMBER_WORDS_ELSEWHERE,
+    SESSION_WORDS,
     normalise,
 )
 
@@ -369,8 +370,7 @@ _TIMES_A_WEEK = re.compile(rf"\b({_COUNT_NUM})(?:\s*(?:-|to|or|ou)\s*({_NUM}))?\
 _COUNTS_SITTINGS = re.compile(rf"\b(?:{_OCCASION_WORDS}|twice|once|thrice)\b|\d\s*[x×]")
 # A count of sittings of a length: "3 sessions of 40 min" and its forms in the languages whose units
 # of time are read ("3 sessões de 40 min", "2 séances de 30 minutes", "3 Einheiten von 45 Minuten").
-_SESSIONS_OF = (r"(?:sessions?|lessons?|blocks?|slots?|x|sess(?:ões|ão|ioni|ione|ies?)|sesi(?:ones|ón)|séances?|"
-                r"einheiten|sesj[ei])\s+(?:of|at|de|di|von|van|po|à)\b")
+_SESSIONS_OF = rf"(?:{SESSION_WORDS}|lessons?|blocks?|slots?|x)\s+(?:of|at|de|di|von|van|po|à)\b"
 _N_SESSIONS_OF = re.compile(rf"\b({_NUM})\s*(?:{_SESSIONS_OF}|[x×]\s*(?=\d)|"
                             # "three 45-minute sessions", "two 1-hour lessons": the count, then each one's length
                             rf"\s(?=(?:{_NUM})\s*-?\s*(?:{_UNIT})\b-?\s*(?:sessions?|lessons?|blocks?|slots?|sittings?)\b))")

@@ -1416,3 +1416,18 @@ def test_a_proposed_plan_request_that_names_a_plan_is_taken_without_values(text)
 def test_a_proposed_plan_request_that_names_no_plan_is_not_taken():
     """Guard of kept behaviour: a report proposed as a plan ("as planned" is no plan) is not taken."""
     assert _combined("went to the pool like planned", at("done"), Proposal("plan", {})).act != "plan"
+
+
+@pytest.mark.parametrize("text", ["hola! cuántas sesiones tengo esta semana?", "quantas sessões tenho essa semana?",
+                                  "combien de séances cette semaine ?"])
+def test_a_question_about_the_sessions_in_another_language_is_about_the_plan(text):
+    """Answered from the database (what is planned), not by the model, which made up "You have 3
+    sessions this week." on make run; the model is still asked whether it is a move."""
+    reading = read_by_rules(text, at("done"))
+    assert reading.act == "question" and reading.get("about") == "plan", reading
+
+
+def test_como_with_a_number_is_still_an_answer_offered_unsure():
+    """Guard of kept behaviour: Spanish "como" is also "like": "como 2 horas?" offers the answer."""
+    reading = read_by_rules("como 2 horas?", at("weekly_hours", goal="learn piano"))
+    assert reading.act == "answer" and float(reading.get("weekly_hours")) == 2.0, reading

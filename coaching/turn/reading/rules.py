@@ -51,6 +51,8 @@ from coaching.turn.reading.vocabulary import (
     DAY_CODES,
     LEAD_FILLER,
     PAST_VERB,
+    PLAN_WORDS,
+    SESSION_WORDS,
     WH_START,
     normalise,
     relative_days,
@@ -78,8 +80,9 @@ _SESSION_WORD = re.compile(r"\b(?:sessions?|practices?|lessons?|workouts?|runs?|
 _TARGET = re.compile(r"\b(?:to|until|till|into|for)\s+(.+)$")
 # What a question is about, when code can answer it from the database.
 _ABOUT = (("calendar", re.compile(r"\b(?:calendar|calender|ical|ics|google cal|outlook|sync(?:ed)?)\b")),
-          ("plan", re.compile(r"\b(?:plan|planned|schedule|scheduled|sessions?|this week|next week|when is my|"
-                              r"what'?s (?:on|next))\b")),
+          # the plan, named in English or by the words for a plan or a session in other languages
+          ("plan", re.compile(rf"\b(?:plan|planned|schedule|scheduled|{SESSION_WORDS}|this week|next week|when is my|"
+                              rf"what'?s (?:on|next))\b|{PLAN_WORDS.pattern.removeprefix('(?i)')}")),
           ("progress", re.compile(r"\b(?:how am i doing|progress|how many (?:sessions )?(?:did|have) i)\b")))
 # Reflection and doubt: the learner looks back or says what stands in the way.
 _REFLECT = re.compile(r"\breflect|\bhow am i doing\b|\blooking back\b|\bwhat went well\b|\bweekly review\b")
@@ -469,8 +472,11 @@ def _coaching(text: str, ctx: ReadContext, intent) -> Reading:
         # "can we push tonight's to tomorrow?" asks for a move in words the rules do not know: a
         # question that names a day, a time or a session is checked with the model.
         # A question weighing a change the rules read is settled: the coach answers and offers it.
+        # In another language the rules know the words for a plan or a session but not those of a
+        # request to move one ("¿puedo pasar la sesión del martes al miércoles?"): the model is asked.
         return Reading(QUESTION, values, cue=f"question about {about}",
-                       settled=about != "other" or not _names_schedule(norm) or bool(weighed))
+                       settled=(about != "other" and not looks_foreign(text)) or not _names_schedule(norm)
+                       or bool(weighed))
     if is_small_talk(text):
         return Reading(SMALL_TALK, cue="small talk")
     if match := _REFLECT.search(norm):

@@ -126,6 +126,12 @@ CHANGE_OF_MIND = re.compile(rf"(?i)\b(?:{CHANGE_OF_MIND_WORDS})\b")
 LEAD_FILLER = r"(?:(?:hey|hi|ok|okay|so|um|also|and|coach|wait)[\s,!]+)*"
 
 
+# --- a session, named ----------------------------------------------------------------------------
+# The word for a study session in the languages learners write in (English first).
+SESSION_WORDS = (r"sessions?|sess(?:ões|ão|ioni|ione|ies?)|sesi(?:ones|ón)|séances?|einheiten|sitzung(?:en)?|"
+                 r"sesj[aeiy]|занят\w*|сесси\w*")
+
+
 # --- a plan, named -------------------------------------------------------------------------------
 # The word for a plan or a schedule in the languages learners write in: a model's proposal that a
 # message asks for a plan is taken when the message names one ("monta um plano pra mim", "buat
@@ -312,4 +318,11 @@ QUESTION_START = re.compile(
     rf"(?i)^\s*(?:{WH_START}|any (?:idea|ideas|tips)\b|"
     r"(?:can|could|would|will|shall|should|may|might|must|is|are|am)\b|"
     r"(?:do|does|did|have|has|had|was|were)(?:n't)?\s+(?:i|you|we|they|he|she|it|this|that|there|u)\s+\w)")
-QUESTION_WORD = re.compile(rf"(?i)\b(?:{QUESTION_WORDS})\b")
+# The question words of the other languages learners write in: a short message with one of them
+# and a question mark asks ("¿cuántas sesiones tengo?"); it is no answer offered unsure.
+# (Accented only where the bare word is also "like" or "that": "como 2 horas?" offers an answer.)
+QUESTION_WORDS_ELSEWHERE = (r"qué|cu[aá]nt[oa]s?|cuándo|cómo|dónde|quant[oa]s?|quando|onde|combien|quand|"
+                            r"comment|où|pourquoi|quel(?:le)?s?|wie(?:viel\w*)?|wann|warum|welche\w*|quanti|"
+                            r"quante|dove|perch[eé]|hoeveel|wanneer|waar|waarom|ile|kiedy|jak|gdzie|dlaczego|"
+                            r"berapa|kapan|bagaimana|kenapa|сколько|когда|как|где|почему|ne zaman|kaç|nasıl")
+QUESTION_WORD = re.compile(rf"(?i)\b(?:{QUESTION_WORDS}|{QUESTION_WORDS_ELSEWHERE})\b")
