@@ -785,6 +785,7 @@ _SCORE_RANGE = re.compile(r"\b(?:between\s+)?(\d{1,2})\s*(?:-|–|to|and|or)\s*(
 
 
 def _amounts_removed(norm: str) -> str:
+    """The text without the amounts of time said with their unit ("4 hours"): no score."""
     for amount in _amounts(norm):
         if amount.with_unit:
             norm = norm.replace(amount.said, " ")
@@ -795,10 +796,7 @@ def confidence_numbers(text: str) -> set[int]:
     """Every number the text could give as a score (not the scale, an amount of time or "this one")."""
     norm = _SCALE.sub(" ", normalise(text))
     scored = {int(m.group(1)) for m in _OUT_OF_TEN.finditer(norm)}
-    norm = _ONE_PRONOUN.sub(" ", _OUT_OF_TEN.sub(" ", norm))
-    for amount in _amounts(norm):
-        if amount.with_unit:
-            norm = norm.replace(amount.said, " ")
+    norm = _amounts_removed(_ONE_PRONOUN.sub(" ", _OUT_OF_TEN.sub(" ", norm)))
     # "11/10": more than the scale holds is its top.
     numbers = {min(n, 10) for n in scored} | {int(m) for m in re.findall(r"\b(\d{1,2})\b", norm)}
     numbers |= {int(NUMBER_WORDS[w]) for w in re.findall(r"[a-z]+", norm)

@@ -104,8 +104,9 @@ _OPENS_WITH_WHAT_WAS_DONE = re.compile(
     r"put|set|cut|let|hit|quit)\b)"
     rf"(?:{PAST_VERB.pattern})")
 # What ties a report to a session: a session word, a day, a moment of the day, an amount done, "it".
+_SESSION_NOUN = r"sessions?|practices?|lessons?|workouts?"
 _TIED_TO_A_SESSION = re.compile(
-    r"\b(?:it|half|all|both|sessions?|practices?|lessons?|workouts?|today|tonight|yesterday|last night|"
+    rf"\b(?:it|half|all|both|{_SESSION_NOUN}|today|tonight|yesterday|last night|"
     r"this (?:morning|afternoon|evening)|\w+day'?s?|mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)\b|"
     r"\d+\s*(?:min|mins|minutes|h|hrs?|hours?|k|km)\b|\ban? hour\b")
 
@@ -137,7 +138,7 @@ def outcome_said(norm: str) -> str:
     clauses = [c for c in clauses if not _BARE_YES_NO.fullmatch(c.strip())] or clauses
     # A clause about the session says what happened to it, before one about something else ("went
     # climbing but my session on friday didn't happen").
-    about_it = [c for c in clauses if re.search(r"\b(?:sessions?|practices?|lessons?|workouts?)\b", c)]
+    about_it = [c for c in clauses if re.search(rf"\b(?:{_SESSION_NOUN})\b", c)]
     for clause in about_it + [c for c in clauses if c not in about_it]:
         if said_skipped(clause):
             return "skipped"

@@ -92,7 +92,7 @@ def days_phrase(days: frozenset[int], *, only: bool) -> str:
 
 def _days_in(norm: str) -> list[tuple[int, int, frozenset[int]]]:
     """Each day or group of days named, in order: (start, end, the days). Weekdays as
-    `vocabulary.weekdays_named` reads them, full names only (a slip of one letter included)."""
+    `vocabulary.weekdays_named` reads them (a slip of one letter included), short forms only in a list."""
     found = [(m.start(), m.end(), frozenset({5, 6}) if m.group(1).startswith("weekend") else frozenset(range(5)))
              for m in _DAY_GROUP.finditer(norm)]
     named = weekdays_named(norm, in_lists=True)
